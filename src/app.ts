@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { FILES_PREFIX, type Config } from './config.js';
+import { createEngines, type EngineRegistry } from './engines/index.js';
+import { Ffmpeg } from './ffmpeg.js';
+import { Limiter } from './limiter.js';
+import { resolveMediaTools, type MediaTools } from './media-tools.js';
+import errorHandler from './plugins/error-handler.js';
+import healthRoutes from './routes/health.js';
+import ttsRoutes from './routes/tts.js';
+import voicesRoutes from './routes/voices.js';
+import { LocalStorage, type Storage } from './storage.js';
+import { Synthesizer } from './synthesis.js';
+import { version } from './version.js';
+
+export interface AppDeps {
+  engines?: EngineRegistry;
+  tools?: MediaTools;
+  storage?: Storage;
+  logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    engines: EngineRegistry;
+    ffmpeg: Ffmpeg;
+    storage: Storage;
+    synthesizer: Synthesizer;
+    limiter: Limiter;
+  }
+}
+
+/** Builds the whole service as a Fastify instance, ready for `inject` or `listen`; it never listens itself. */
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON bodies only: Fastify also parses text/plain by default.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const localStorage = deps.storage ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
+  await localStorage?.init();
+  const storage = deps.storage ?? (localStorage as LocalStorage);
+  const engines = deps.engines ?? (await createEngines({ poolSize: config.concurrency, jobTimeoutMs: config.ttsTimeoutMs }));
+  const ffmpeg = new Ffmpeg(deps.tools ?? resolveMediaTools());
+  app.decorate('config', config);
+  app.decorate('engines', engines);
+  app.decorate('ffmpeg', ffmpeg);
+  app.decorate('storage', storage);
+  app.decorate('synthesizer', new Synthesizer(engines, ffmpeg, storage));
+  app.decorate('limiter', new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength }));
+  if (!deps.engines) app.addHook('onClose', async () => engines.close());
+
+  await app.register(errorHandler);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'voxreel',
+        version,
+        description: 'Text to speech and narrated videos, synthesized locally. Errors share one body: see ErrorBody.',
+      },
+      tags: [
+        { name: 'speech', description: 'Synthesis' },
+        { name: 'voices', description: 'Voice catalogue' },
+        { name: 'operations', description: 'Health' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  if (localStorage) {
+    await app.register(fastifyStatic, {
+      root: config.outputDir,
+      prefix: `${FILES_PREFIX}/`,
+      dotfiles: 'deny',
+      index: false,
+      list: false,
+      // Names are random and never reused, so a cached copy is always right.
+      maxAge: '365d',
+      immutable: true,
+      allowedPath: (pathName) => !pathName.includes('/.'),
+    });
+  }
+
+  await app.register(healthRoutes);
+  await app.register(voicesRoutes);
+  await app.register(ttsRoutes);
+  return app;
+}

@@ -1,0 +1,100 @@
+import os from 'node:os';
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const cores = os.availableParallelism();
+
+/** Every environment variable the service reads, with its default (README "Configuration" mirrors this). */
+export const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  CDN_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OUTPUT_DIR: Type.String({ minLength: 1, default: 'output' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
+  PRICE_TTS_PER_1K_CHARS: Type.Number({ minimum: 0, default: 0.015 }),
+  PRICE_VIDEO_PER_1K_CHARS: Type.Number({ minimum: 0, default: 0.015 }),
+  PRICE_VIDEO_PER_MINUTE: Type.Number({ minimum: 0, default: 0.1 }),
+  CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: cores }),
+  QUEUE_LENGTH: Type.Integer({ minimum: 0, maximum: 10_000, default: cores * 8 }),
+  TTS_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  VIDEO_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000 }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 128 * 1024 }),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL of OUTPUT_DIR, without a trailing slash. */
+  cdnUrl: string;
+  /** Absolute path of the directory generated files are written to. */
+  outputDir: string;
+  /** Whether this service serves OUTPUT_DIR itself, under FILES_PREFIX. */
+  serveFiles: boolean;
+  logLevel: string;
+  pricing: {
+    currency: string;
+    ttsPer1kChars: number;
+    videoPer1kChars: number;
+    videoPerMinute: number;
+  };
+  concurrency: number;
+  queueLength: number;
+  ttsTimeoutMs: number;
+  videoTimeoutMs: number;
+  bodyLimitBytes: number;
+}
+
+/** The URL path under which the service serves OUTPUT_DIR when CDN_URL is left to its default. */
+export const FILES_PREFIX = '/files';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; any bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const known = Object.keys(EnvSchema.properties);
+  const raw: Record<string, unknown> = {};
+  for (const key of known) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const converted = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw));
+  const firstError = Value.Errors(EnvSchema, converted).First();
+  if (firstError) {
+    const variable = firstError.path.replace(/^\//, '');
+    throw new ConfigError(`Invalid environment variable ${variable}=${JSON.stringify(raw[variable])}: ${firstError.message}`);
+  }
+  const parsed = converted as Env;
+  const defaultCdnUrl = `http://${displayHost(parsed.HOST)}:${parsed.PORT}${FILES_PREFIX}`;
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    cdnUrl: (parsed.CDN_URL ?? defaultCdnUrl).replace(/\/+$/, ''),
+    outputDir: path.resolve(parsed.OUTPUT_DIR),
+    serveFiles: true,
+    logLevel: parsed.LOG_LEVEL,
+    pricing: {
+      currency: parsed.CURRENCY,
+      ttsPer1kChars: parsed.PRICE_TTS_PER_1K_CHARS,
+      videoPer1kChars: parsed.PRICE_VIDEO_PER_1K_CHARS,
+      videoPerMinute: parsed.PRICE_VIDEO_PER_MINUTE,
+    },
+    concurrency: parsed.CONCURRENCY,
+    queueLength: parsed.QUEUE_LENGTH,
+    ttsTimeoutMs: parsed.TTS_TIMEOUT_MS,
+    videoTimeoutMs: parsed.VIDEO_TIMEOUT_MS,
+    bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
+  };
+}
+
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === '::1') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,51 @@
+/** Every error the service can answer with: one table, one class, one body shape (see README "Errors"). */
+export const ErrorTable = {
+  VALIDATION_ERROR: { status: 400, message: 'The request body is invalid.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  UNKNOWN_VOICE: { status: 400, message: 'No voice has this id; GET /voices lists them.' },
+  UNSUPPORTED_TEXT: { status: 422, message: 'The text contains characters this operation cannot render.' },
+  UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>).' },
+  NOT_FOUND: { status: 404, message: 'No such route or file.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This route does not accept that method.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },
+  CLIENT_CLOSED: { status: 499, message: 'The client closed the request before it finished.' },
+  INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
+  ENGINE_FAILED: { status: 502, message: 'The speech engine failed.' },
+  MEDIA_FAILED: { status: 502, message: 'The media encoder failed.' },
+  OVERLOADED: { status: 503, message: 'The service is busy; retry later.' },
+  JOB_TIMEOUT: { status: 504, message: 'The job took too long and was stopped.' },
+  STORAGE_FAILED: { status: 507, message: 'The output could not be stored.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ErrorTable;
+
+export interface AppErrorOptions {
+  message?: string;
+  /** The request field at fault (JSON pointer without the leading slash, e.g. `text`). */
+  field?: string;
+  /** Seconds a client should wait before retrying (sent as Retry-After). */
+  retryAfter?: number;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly field: string | undefined;
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    super(options.message ?? ErrorTable[code].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.statusCode = ErrorTable[code].status;
+    this.field = options.field;
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

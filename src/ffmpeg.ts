@@ -1,0 +1,148 @@
+import type { Readable } from 'node:stream';
+import ffmpeg from 'fluent-ffmpeg';
+import { ProcessError, runProcess, supervise, type ProcessLimits } from './process.js';
+import type { MediaTools } from './media-tools.js';
+
+export interface FfmpegInput {
+  /** A file path, or a stream piped to ffmpeg's stdin (at most one input may be a stream). */
+  source: string | Readable;
+  options?: readonly string[];
+}
+
+export interface FfmpegJob extends ProcessLimits {
+  inputs: readonly FfmpegInput[];
+  /** `-filter_complex` graph; user text must never appear in it (pass text through files). */
+  complexFilter?: string;
+  output: string;
+  outputOptions: readonly string[];
+}
+
+export interface MediaStream {
+  index: number;
+  codecType: 'audio' | 'video' | string;
+  codecName: string;
+  duration: number | undefined;
+  width?: number;
+  height?: number;
+  pixelFormat?: string;
+  sampleRate?: number;
+  channels?: number;
+}
+
+export interface MediaInfo {
+  formatName: string;
+  duration: number;
+  size: number;
+  streams: MediaStream[];
+}
+
+/**
+ * The one door to ffmpeg: fluent-ffmpeg underneath (the design card's choice), with our cancellation,
+ * timeout escalation and ProcessError in place of its string errors.
+ */
+export class Ffmpeg {
+  private availability: Promise<boolean> | undefined;
+
+  constructor(readonly tools: MediaTools) {}
+
+  /** Whether both ffmpeg and ffprobe start; asked once. */
+  available(): Promise<boolean> {
+    this.availability ??= Promise.all(
+      [this.tools.ffmpeg, this.tools.ffprobe].map((binary) => runProcess(binary, ['-version'], { timeoutMs: 10_000 })),
+    ).then(
+      () => true,
+      () => false,
+    );
+    return this.availability;
+  }
+
+  run(job: FfmpegJob): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (job.signal?.aborted) {
+        reject(this.failure({ isCanceled: true }));
+        return;
+      }
+      // stdoutLines/stderrLines exist at run time but not in @types/fluent-ffmpeg.
+      const options = { stdoutLines: 0, stderrLines: 40 } as ffmpeg.FfmpegCommandOptions;
+      const command = ffmpeg(options).setFfmpegPath(this.tools.ffmpeg);
+      for (const input of job.inputs) {
+        command.input(input.source);
+        if (input.options?.length) command.inputOptions([...input.options]);
+      }
+      if (job.complexFilter) command.complexFilter(job.complexFilter);
+      command.output(job.output).outputOptions(['-nostdin', '-hide_banner', ...job.outputOptions]);
+
+      let supervision: ReturnType<typeof supervise> | undefined;
+      const onEarlyAbort = () => reject(this.failure({ isCanceled: true }));
+      job.signal?.addEventListener('abort', onEarlyAbort, { once: true });
+      command.on('start', () => {
+        job.signal?.removeEventListener('abort', onEarlyAbort);
+        const child = (command as unknown as { ffmpegProc: import('node:child_process').ChildProcess }).ffmpegProc;
+        supervision = supervise(child, job);
+      });
+      command.on('end', () => {
+        supervision?.release();
+        job.signal?.removeEventListener('abort', onEarlyAbort);
+        resolve();
+      });
+      command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
+        supervision?.release();
+        job.signal?.removeEventListener('abort', onEarlyAbort);
+        const killedBy = /killed with signal (\w+)/.exec(error.message)?.[1] as NodeJS.Signals | undefined;
+        const exitCode = /exited with code (\d+)/.exec(error.message)?.[1];
+        reject(
+          this.failure({
+            timedOut: supervision?.timedOut ?? false,
+            isCanceled: supervision?.isCanceled ?? false,
+            signal: killedBy ?? null,
+            exitCode: exitCode === undefined ? null : Number(exitCode),
+            stderrTail: (stderr ?? '').trim(),
+            cause: error,
+          }),
+        );
+      });
+      command.run();
+    });
+  }
+
+  /** Reads container and stream facts with ffprobe. */
+  async probe(file: string, limits: ProcessLimits = {}): Promise<MediaInfo> {
+    const { stdout } = await runProcess(
+      this.tools.ffprobe,
+      ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file],
+      { timeoutMs: 30_000, ...limits },
+    );
+    const data = JSON.parse(stdout.toString('utf8')) as {
+      format: { format_name: string; duration?: string; size?: string };
+      streams: Array<Record<string, string | number | undefined>>;
+    };
+    return {
+      formatName: data.format.format_name,
+      duration: Number(data.format.duration ?? Number.NaN),
+      size: Number(data.format.size ?? 0),
+      streams: data.streams.map((stream) => ({
+        index: Number(stream.index),
+        codecType: String(stream.codec_type),
+        codecName: String(stream.codec_name),
+        duration: stream.duration === undefined ? undefined : Number(stream.duration),
+        width: stream.width === undefined ? undefined : Number(stream.width),
+        height: stream.height === undefined ? undefined : Number(stream.height),
+        pixelFormat: stream.pix_fmt === undefined ? undefined : String(stream.pix_fmt),
+        sampleRate: stream.sample_rate === undefined ? undefined : Number(stream.sample_rate),
+        channels: stream.channels === undefined ? undefined : Number(stream.channels),
+      })),
+    };
+  }
+
+  private failure(facts: Partial<ConstructorParameters<typeof ProcessError>[0]>): ProcessError {
+    return new ProcessError({
+      command: 'ffmpeg',
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      isCanceled: false,
+      stderrTail: '',
+      ...facts,
+    });
+  }
+}

@@ -1,0 +1,103 @@
+import type { SpeechChunk, WordTiming } from './engines/types.js';
+import type { TextSpan } from './text.js';
+
+/** An engine's chunk with the span of the request text it speaks. */
+export interface SpokenSpan extends SpeechChunk {
+  span: TextSpan;
+}
+
+export interface SentenceTiming {
+  start: number;
+  end: number;
+  textOffset: number;
+  textLength: number;
+}
+
+/** One continuous mono recording of the whole text; times in seconds, offsets into the request text. */
+export interface Speech {
+  samples: Int16Array;
+  sampleRate: number;
+  duration: number;
+  sentences: SentenceTiming[];
+  /** Empty when the engine reports no word timings. */
+  words: WordTiming[];
+}
+
+export interface JoinOptions {
+  /** Silence between sentences. */
+  gapSeconds?: number;
+  /** Silence kept before the first and after the last sound. */
+  edgeSeconds?: number;
+  /** Fade at every cut, so no clicks where a chunk is trimmed. */
+  fadeSeconds?: number;
+  /** Amplitude under which a sample counts as silence. */
+  silenceThreshold?: number;
+}
+
+/**
+ * Joins sentence recordings into one: each trimmed of the engine's own leading and trailing silence, faded at
+ * the cuts and separated by an even pause, with word and sentence timings moved to where they now stand.
+ */
+export function joinSpeech(chunks: readonly SpokenSpan[], options: JoinOptions = {}): Speech {
+  const sampleRate = chunks[0]?.sampleRate ?? 22050;
+  const gap = Math.round((options.gapSeconds ?? 0.25) * sampleRate);
+  const edge = Math.round((options.edgeSeconds ?? 0.05) * sampleRate);
+  const fade = Math.max(1, Math.round((options.fadeSeconds ?? 0.005) * sampleRate));
+  const threshold = options.silenceThreshold ?? 200;
+
+  const trimmed = chunks.map((chunk) => {
+    if (chunk.sampleRate !== sampleRate) throw new Error('All chunks of one speech must share a sample rate');
+    const first = chunk.samples.findIndex((value) => Math.abs(value) > threshold);
+    if (first < 0) return { chunk, from: 0, to: 0 };
+    let last = chunk.samples.length - 1;
+    while (last > first && Math.abs(chunk.samples[last] ?? 0) <= threshold) last -= 1;
+    return { chunk, from: Math.max(0, first - fade), to: Math.min(chunk.samples.length, last + 1 + fade) };
+  });
+  const audible = trimmed.filter(({ from, to }) => to > from);
+  const total = edge * 2 + audible.reduce((sum, { from, to }) => sum + (to - from), 0) + gap * Math.max(0, audible.length - 1);
+  const samples = new Int16Array(total);
+  const sentences: SentenceTiming[] = [];
+  const words: WordTiming[] = [];
+  let cursor = edge;
+  for (const [index, { chunk, from, to }] of audible.entries()) {
+    if (index > 0) cursor += gap;
+    const piece = chunk.samples.subarray(from, to);
+    samples.set(piece, cursor);
+    fadeEdges(samples, cursor, piece.length, fade);
+    const shift = (cursor - from) / sampleRate;
+    const start = cursor / sampleRate;
+    const end = (cursor + piece.length) / sampleRate;
+    sentences.push({ start, end, textOffset: chunk.span.offset, textLength: chunk.span.text.length });
+    for (const word of chunk.words ?? []) {
+      words.push({
+        ...word,
+        start: clamp(word.start + shift, start, end),
+        end: clamp(word.end + shift, start, end),
+        textOffset: word.textOffset + chunk.span.offset,
+      });
+    }
+    cursor += piece.length;
+  }
+  return { samples, sampleRate, duration: total / sampleRate, sentences, words };
+}
+
+function fadeEdges(samples: Int16Array, start: number, length: number, fade: number): void {
+  const steps = Math.min(fade, Math.floor(length / 2));
+  for (let i = 0; i < steps; i += 1) {
+    const gain = i / steps;
+    samples[start + i] = Math.round((samples[start + i] ?? 0) * gain);
+    const tail = start + length - 1 - i;
+    samples[tail] = Math.round((samples[tail] ?? 0) * gain);
+  }
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** Root mean square of the samples, 0 to 1 of full scale. */
+export function rms(samples: Int16Array): number {
+  let sum = 0;
+  for (const value of samples) sum += value * value;
+  return samples.length ? Math.sqrt(sum / samples.length) / 32768 : 0;
+}

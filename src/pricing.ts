@@ -1,0 +1,16 @@
+import type { Config } from './config.js';
+
+export type Pricing = Config['pricing'];
+
+/** Money rounded to 1/1,000,000 of the currency unit, so sums of costs add up. */
+function round(amount: number): number {
+  return Math.round(amount * 1e6) / 1e6;
+}
+
+export function ttsCost(pricing: Pricing, characters: number): number {
+  return round((characters / 1000) * pricing.ttsPer1kChars);
+}
+
+export function videoCost(pricing: Pricing, characters: number, durationSeconds: number): number {
+  return round((characters / 1000) * pricing.videoPer1kChars + (durationSeconds / 60) * pricing.videoPerMinute);
+}

@@ -1,0 +1,177 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const STDERR_TAIL_BYTES = 4096;
+const DEFAULT_KILL_GRACE_MS = 2000;
+
+export interface ProcessLimits {
+  /** Aborting kills the process (SIGTERM, then SIGKILL after killGraceMs). */
+  signal?: AbortSignal;
+  /** Kills the process after this many milliseconds; 0 or undefined means no limit. */
+  timeoutMs?: number;
+  killGraceMs?: number;
+}
+
+export interface ProcessFailure {
+  command: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  isCanceled: boolean;
+  stderrTail: string;
+  cause?: unknown;
+}
+
+/** A child process that failed, timed out or was canceled; flags instead of messages to parse. */
+export class ProcessError extends Error implements ProcessFailure {
+  readonly command: string;
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly timedOut: boolean;
+  readonly isCanceled: boolean;
+  readonly stderrTail: string;
+
+  constructor(failure: ProcessFailure) {
+    const reason = failure.timedOut
+      ? 'timed out'
+      : failure.isCanceled
+        ? 'was canceled'
+        : failure.signal
+          ? `was killed by ${failure.signal}`
+          : `exited with code ${String(failure.exitCode)}`;
+    super(`${failure.command} ${reason}${failure.stderrTail ? `: ${failure.stderrTail.slice(-500)}` : ''}`, {
+      cause: failure.cause,
+    });
+    this.name = 'ProcessError';
+    this.command = failure.command;
+    this.exitCode = failure.exitCode;
+    this.signal = failure.signal;
+    this.timedOut = failure.timedOut;
+    this.isCanceled = failure.isCanceled;
+    this.stderrTail = failure.stderrTail;
+  }
+}
+
+/** Keeps the last bytes of a stream, for error reports. */
+export class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly limit = STDERR_TAIL_BYTES) {}
+
+  push(chunk: Buffer | string): void {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.chunks.push(buffer);
+    this.size += buffer.length;
+    while (this.size - (this.chunks[0]?.length ?? 0) >= this.limit && this.chunks.length > 1) {
+      this.size -= this.chunks.shift()?.length ?? 0;
+    }
+  }
+
+  toString(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8').trim();
+  }
+}
+
+export interface Supervision {
+  readonly timedOut: boolean;
+  readonly isCanceled: boolean;
+  /** Stops the timers and listeners; call once the process has exited. */
+  release(): void;
+}
+
+/**
+ * Enforces the abort signal and the timeout on a running child: SIGTERM first, SIGKILL after the grace period.
+ * Shared by every wrapper that starts processes (spawn here, fluent-ffmpeg in ffmpeg.ts).
+ */
+export function supervise(child: ChildProcess, limits: ProcessLimits): Supervision {
+  let timedOut = false;
+  let isCanceled = false;
+  let escalation: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    escalation = setTimeout(() => child.kill('SIGKILL'), limits.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    escalation.unref();
+  };
+  const onAbort = () => {
+    isCanceled = true;
+    stop();
+  };
+  const timer =
+    limits.timeoutMs && limits.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, limits.timeoutMs)
+      : undefined;
+  if (limits.signal?.aborted) onAbort();
+  else limits.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    get timedOut() {
+      return timedOut;
+    },
+    get isCanceled() {
+      return isCanceled;
+    },
+    release() {
+      if (timer) clearTimeout(timer);
+      if (escalation) clearTimeout(escalation);
+      limits.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+export interface RunOptions extends ProcessLimits {
+  /** Written to stdin, which is then closed. */
+  input?: string | Buffer;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunResult {
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Runs a program with an argument array (never a shell) and collects its output. */
+export function runProcess(command: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const supervision = supervise(child, options);
+    const stdout: Buffer[] = [];
+    const stderr = new TailBuffer();
+    let spawnError: unknown;
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdin.on('error', () => {
+      // EPIPE when the program exits without reading its input; its exit status tells the story.
+    });
+    child.on('error', (error) => {
+      spawnError = error;
+    });
+    child.on('close', (exitCode, signal) => {
+      supervision.release();
+      if (exitCode === 0 && !supervision.timedOut && !supervision.isCanceled && !spawnError) {
+        resolve({ stdout: Buffer.concat(stdout), stderr: stderr.toString() });
+        return;
+      }
+      reject(
+        new ProcessError({
+          command,
+          exitCode,
+          signal,
+          timedOut: supervision.timedOut,
+          isCanceled: supervision.isCanceled,
+          stderrTail: stderr.toString(),
+          cause: spawnError,
+        }),
+      );
+    });
+    child.stdin.end(options.input);
+  });
+}

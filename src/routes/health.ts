@@ -1,0 +1,30 @@
+import { access, constants } from 'node:fs/promises';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+
+const Health = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.Boolean())) });
+
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/healthz', { schema: { tags: ['operations'], summary: 'Alive', response: { 200: Health } } }, async () => ({
+    status: 'ok',
+  }));
+
+  app.get(
+    '/readyz',
+    { schema: { tags: ['operations'], summary: 'Ready: voices, ffmpeg and output directory', response: { 200: Health, 503: Health } } },
+    async (_request, reply) => {
+      const checks = {
+        voices: app.engines.listVoices().length > 0,
+        ffmpeg: await app.ffmpeg.available(),
+        outputWritable: await access(app.config.outputDir, constants.W_OK).then(
+          () => true,
+          () => false,
+        ),
+      };
+      const ready = Object.values(checks).every(Boolean);
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
+    },
+  );
+};
+
+export default healthRoutes;

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ttsCost } from '../pricing.js';
+import { ErrorBody, TtsRequest, TtsResponse } from '../schemas.js';
+
+const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/tts',
+    {
+      schema: {
+        tags: ['speech'],
+        summary: 'Text to an audio file',
+        body: TtsRequest,
+        response: { 200: TtsResponse, '4xx': ErrorBody, '5xx': ErrorBody },
+      },
+    },
+    async (request) => {
+      const { text, voice, format = 'mp3', speed = 1 } = request.body;
+      app.synthesizer.requireVoice(voice);
+      const result = await app.limiter.run(
+        () =>
+          app.synthesizer.renderAudio({
+            text,
+            voice,
+            encoding: format,
+            speed,
+            signal: request.signal,
+            timeoutMs: app.config.ttsTimeoutMs,
+          }),
+        request.signal,
+      );
+      request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');
+      return {
+        status: 'success' as const,
+        url: result.file.url,
+        duration: round3(result.duration),
+        cost: ttsCost(app.config.pricing, text.length),
+        currency: app.config.pricing.currency,
+        format,
+        voice,
+        characters: text.length,
+        bytes: result.file.bytes,
+      };
+    },
+  );
+};
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+export default ttsRoutes;
