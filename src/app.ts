@@ -9,7 +9,10 @@ import { createEngines, type EngineRegistry } from './engines/index.js';
 import { Ffmpeg } from './ffmpeg.js';
 import { Limiter } from './limiter.js';
 import { resolveMediaTools, type MediaTools } from './media-tools.js';
+import { JobRunner } from './jobs.js';
+import access from './plugins/access.js';
 import errorHandler from './plugins/error-handler.js';
+import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import healthRoutes from './routes/health.js';
 import ttsRoutes from './routes/tts.js';
 import voicesRoutes from './routes/voices.js';
@@ -32,6 +35,7 @@ declare module 'fastify' {
     storage: Storage;
     synthesizer: Synthesizer;
     limiter: Limiter;
+    jobs: JobRunner;
   }
 }
 
@@ -62,10 +66,16 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.decorate('ffmpeg', ffmpeg);
   app.decorate('storage', storage);
   app.decorate('synthesizer', new Synthesizer(engines, ffmpeg, storage));
-  app.decorate('limiter', new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength }));
+  const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
+  const metrics = new Metrics(limiter);
+  app.decorate('limiter', limiter);
+  app.decorate('jobs', new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs }, metrics));
   if (!deps.engines) app.addHook('onClose', async () => engines.close());
+  startRetention(app, storage, config.retentionMs);
 
   await app.register(errorHandler);
+  await app.register(access, { config });
+  await app.register(metricsPlugin, { metrics });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -101,4 +111,18 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
   return app;
+}
+
+/** Deletes generated files older than the retention period, now and then; RETENTION_HOURS=0 keeps them. */
+function startRetention(app: FastifyInstance, storage: Storage, retentionMs: number): void {
+  if (retentionMs <= 0) return;
+  const sweep = () =>
+    storage.sweep(retentionMs).then(
+      (removed) => removed > 0 && app.log.info({ removed }, 'old files swept'),
+      (err: unknown) => app.log.error({ err }, 'sweeping old files failed'),
+    );
+  const timer = setInterval(sweep, Math.min(retentionMs / 4, 3_600_000));
+  timer.unref();
+  app.addHook('onReady', async () => void sweep());
+  app.addHook('onClose', async () => clearInterval(timer));
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
@@ -24,6 +25,13 @@ export const EnvSchema = Type.Object({
   TTS_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   VIDEO_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 128 * 1024 }),
+  API_KEYS: Type.Optional(Type.String({ description: 'Comma-separated API keys.' })),
+  API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A file with one API key per line.' })),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 0, default: 60, description: 'Requests per window per key (or per address when open); 0 turns it off.' }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  CORS_ORIGINS: Type.Optional(Type.String({ description: 'Comma-separated allowed origins, or *.' })),
+  RETENTION_HOURS: Type.Number({ minimum: 0, default: 24, description: 'Generated files older than this are deleted; 0 keeps them.' }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -48,6 +56,12 @@ export interface Config {
   ttsTimeoutMs: number;
   videoTimeoutMs: number;
   bodyLimitBytes: number;
+  /** Empty: the service is open to anyone who can reach it. */
+  apiKeys: string[];
+  rateLimit: { max: number; windowMs: number };
+  corsOrigins: string[];
+  retentionMs: number;
+  shutdownGraceMs: number;
 }
 
 /** The URL path under which the service serves OUTPUT_DIR when CDN_URL is left to its default. */
@@ -91,7 +105,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ttsTimeoutMs: parsed.TTS_TIMEOUT_MS,
     videoTimeoutMs: parsed.VIDEO_TIMEOUT_MS,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
+    apiKeys: [...splitList(parsed.API_KEYS, ','), ...readKeysFile(parsed.API_KEYS_FILE)],
+    rateLimit: { max: parsed.RATE_LIMIT_MAX, windowMs: parsed.RATE_LIMIT_WINDOW_MS },
+    corsOrigins: splitList(parsed.CORS_ORIGINS, ','),
+    retentionMs: parsed.RETENTION_HOURS * 3_600_000,
+    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
   };
+}
+
+function splitList(value: string | undefined, separator: string | RegExp): string[] {
+  return (value ?? '')
+    .split(separator)
+    .map((item) => item.trim())
+    .filter((item) => item && !item.startsWith('#'));
+}
+
+function readKeysFile(file: string | undefined): string[] {
+  if (!file) return [];
+  try {
+    return splitList(readFileSync(file, 'utf8'), /\r?\n/);
+  } catch (error) {
+    throw new ConfigError(`Invalid environment variable API_KEYS_FILE=${JSON.stringify(file)}: ${(error as Error).message}`);
+  }
 }
 
 function displayHost(host: string): string {

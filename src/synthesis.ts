@@ -6,7 +6,7 @@ import type { Ffmpeg } from './ffmpeg.js';
 import { joinSpeech, type Speech, type SpokenSpan } from './pcm.js';
 import { ProcessError } from './process.js';
 import type { FileKind, Storage, StoredFile } from './storage.js';
-import { splitSentences } from './text.js';
+import { normalizeText, splitSentences } from './text.js';
 
 /** What synthesis needs of the engines (src/engines/index.ts provides it). */
 export interface VoiceEngines {
@@ -23,7 +23,6 @@ export interface SpeakRequest {
 export interface AudioRequest extends SpeakRequest {
   encoding: AudioEncoding;
   speed: number;
-  timeoutMs?: number;
 }
 
 export interface AudioResult {
@@ -45,16 +44,23 @@ export class Synthesizer {
     private readonly storage: Storage,
   ) {}
 
-  requireVoice(id: string): Voice {
-    const voice = this.engines.findVoice(id);
-    if (!voice) throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${id}"; GET /voices lists them.` });
+  /** Checks what the schema cannot: that the voice exists and the text is well-formed Unicode. */
+  validate(request: Pick<SpeakRequest, 'text' | 'voice'>): Voice {
+    const voice = this.engines.findVoice(request.voice);
+    if (!voice) {
+      throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${request.voice.slice(0, 100)}"; GET /voices lists them.` });
+    }
+    if (!request.text.isWellFormed()) {
+      throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
+    }
     return voice;
   }
 
   /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
   async speak(request: SpeakRequest): Promise<Speech> {
-    this.requireVoice(request.voice);
-    const spans = splitSentences(request.text);
+    this.validate(request);
+    // Offsets stay valid: normalizing replaces characters one for one.
+    const spans = splitSentences(normalizeText(request.text));
     const chunks = await mapLimited(spans, SENTENCES_IN_FLIGHT, async (span): Promise<SpokenSpan> => {
       const chunk = await this.engines.synthesize(request.voice, span.text, { signal: request.signal });
       return { ...chunk, span };
@@ -72,7 +78,6 @@ export class Synthesizer {
         speed: request.speed,
         output,
         signal: request.signal,
-        timeoutMs: request.timeoutMs,
       });
     });
     return { file, duration, speech };

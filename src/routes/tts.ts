@@ -15,18 +15,9 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { text, voice, format = 'mp3', speed = 1 } = request.body;
-      app.synthesizer.requireVoice(voice);
-      const result = await app.limiter.run(
-        () =>
-          app.synthesizer.renderAudio({
-            text,
-            voice,
-            encoding: format,
-            speed,
-            signal: request.signal,
-            timeoutMs: app.config.ttsTimeoutMs,
-          }),
-        request.signal,
+      app.synthesizer.validate({ text, voice });
+      const result = await app.jobs.run('tts', request.signal, (signal) =>
+        app.synthesizer.renderAudio({ text, voice, encoding: format, speed, signal }),
       );
       request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');
       return {

@@ -1,0 +1,76 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import { FILES_PREFIX, type Config } from '../config.js';
+import { AppError } from '../errors.js';
+
+/** Routes anyone may call, keys or not: health, metrics, API docs and the generated files. */
+const PUBLIC_ROUTES = ['/healthz', '/readyz', '/metrics', '/docs', `${FILES_PREFIX}/`];
+
+export function isPublicRoute(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route === undefined) return true; // unknown routes answer 404 whoever asks
+  return PUBLIC_ROUTES.some((prefix) => route === prefix || route.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1];
+}
+
+/** API keys (Bearer), per-key rate limits and CORS. */
+async function accessPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
+  const { config } = options;
+  const keyDigests = config.apiKeys.map(digest);
+  if (keyDigests.length === 0) {
+    app.log.warn('No API keys are configured (API_KEYS, API_KEYS_FILE): the service is open to anyone who can reach it.');
+  }
+
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+      methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
+      allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+      exposedHeaders: ['x-request-id', 'retry-after', 'content-range', 'content-length'],
+      maxAge: 600,
+    });
+  }
+
+  app.decorateRequest('apiKeyId', undefined);
+  app.addHook('onRequest', async (request) => {
+    if (keyDigests.length === 0 || request.method === 'OPTIONS' || isPublicRoute(request)) return;
+    const token = bearerToken(request);
+    const candidate = token === undefined ? undefined : digest(token);
+    // Compare against every key in constant time, so timing reveals neither which key nor how much matched.
+    const matched = candidate !== undefined && keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false);
+    if (!matched) throw new AppError('UNAUTHORIZED');
+    request.apiKeyId = candidate.toString('hex').slice(0, 16);
+  });
+
+  if (config.rateLimit.max > 0) {
+    await app.register(rateLimit, {
+      max: config.rateLimit.max,
+      timeWindow: config.rateLimit.windowMs,
+      hook: 'onRequest',
+      allowList: (request) => isPublicRoute(request),
+      keyGenerator: (request) => (request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`),
+      errorResponseBuilder: (_request, context) =>
+        new AppError('RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) }),
+    });
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A short, non-reversible id of the API key the request came with. */
+    apiKeyId: string | undefined;
+  }
+}
+
+export default fp(accessPlugin, { name: 'access' });

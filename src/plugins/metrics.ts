@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { JobObserver, Operation } from '../jobs.js';
+import type { Limiter } from '../limiter.js';
+import { toAppError } from './error-handler.js';
+
+/** Prometheus metrics; one registry per app so that several apps in one process (tests) do not collide. */
+export class Metrics implements JobObserver {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'voxreel_http_requests_total',
+    help: 'HTTP requests by route, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'voxreel_http_request_duration_seconds',
+    help: 'HTTP request latency by route and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+  readonly jobDuration = new Histogram({
+    name: 'voxreel_job_duration_seconds',
+    help: 'Synthesis and render job durations by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly engineFailures = new Counter({
+    name: 'voxreel_engine_failures_total',
+    help: 'Speech engine failures (crash, garbage, timeout) by engine.',
+    labelNames: ['engine'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(limiter: Limiter) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'voxreel_' });
+    new Gauge({
+      name: 'voxreel_queue_depth',
+      help: 'Jobs waiting for a slot.',
+      registers: [this.registry],
+      collect() {
+        this.set(limiter.stats.queued);
+      },
+    });
+    new Gauge({
+      name: 'voxreel_jobs_running',
+      help: 'Jobs running now.',
+      registers: [this.registry],
+      collect() {
+        this.set(limiter.stats.running);
+      },
+    });
+  }
+
+  jobFinished(operation: Operation, seconds: number, outcome: string): void {
+    this.jobDuration.observe({ operation, outcome }, seconds);
+  }
+}
+
+async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics }): Promise<void> {
+  const { metrics } = options;
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+  app.addHook('onError', async (request, _reply, error) => {
+    if (toAppError(error).code !== 'ENGINE_FAILED') return;
+    const voice = (request.body as { voice?: unknown } | undefined)?.voice;
+    metrics.engineFailures.inc({ engine: typeof voice === 'string' ? (voice.split(':')[0] ?? 'unknown') : 'unknown' });
+  });
+  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } }, async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}
+
+export default fp(metricsPlugin, { name: 'metrics' });

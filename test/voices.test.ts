@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VoiceList } from '../src/schemas.js';
+import { buildTestApp, type TestApp } from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => t?.close());
+
+describe('GET /voices', () => {
+  it('lists every engine with complete, unique records', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/voices' });
+    expect(response.statusCode).toBe(200);
+    const { voices } = response.json<VoiceList>();
+    expect(new Set(voices.map((voice) => voice.id)).size).toBe(voices.length);
+    expect(voices.filter((voice) => voice.engine === 'espeak-ng').length).toBeGreaterThan(100);
+    expect(voices.filter((voice) => voice.engine === 'flite').map((voice) => voice.id).sort()).toEqual(
+      ['flite:awb', 'flite:kal16', 'flite:rms', 'flite:slt'],
+    );
+    for (const voice of voices) {
+      expect(voice.id.startsWith(`${voice.engine}:`)).toBe(true);
+      expect(voice.language).toMatch(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/);
+      expect(voice.name.length).toBeGreaterThan(0);
+      expect(voice.sampleRate).toBeGreaterThanOrEqual(8000);
+    }
+    expect(voices.find((voice) => voice.id === 'espeak-ng:en-us')).toMatchObject({ language: 'en-US', wordTimings: true });
+  });
+
+  it('filters by language prefix, case-insensitively', async () => {
+    const english = (await t.app.inject({ method: 'GET', url: '/voices?language=EN' })).json<VoiceList>().voices;
+    expect(english.length).toBeGreaterThan(4);
+    expect(english.every((voice) => voice.language === 'en' || voice.language.startsWith('en-'))).toBe(true);
+    const british = (await t.app.inject({ method: 'GET', url: '/voices?language=en-GB' })).json<VoiceList>().voices;
+    expect(british.length).toBeGreaterThan(0);
+    expect(british.every((voice) => voice.language.toLowerCase().startsWith('en-gb'))).toBe(true);
+    const none = (await t.app.inject({ method: 'GET', url: '/voices?language=xx' })).json<VoiceList>().voices;
+    expect(none).toEqual([]);
+  });
+});
