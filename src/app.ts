@@ -15,6 +15,7 @@ import errorHandler from './plugins/error-handler.js';
 import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import healthRoutes from './routes/health.js';
 import ttsRoutes from './routes/tts.js';
+import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
 import { LocalStorage, type Storage } from './storage.js';
 import { Synthesizer } from './synthesis.js';
@@ -110,6 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(healthRoutes);
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
+  await app.register(ttsVideoRoutes);
   return app;
 }
 

@@ -15,6 +15,8 @@ export interface FfmpegJob extends ProcessLimits {
   complexFilter?: string;
   output: string;
   outputOptions: readonly string[];
+  /** Further outputs of the same run (e.g. several encodes of one filter graph). */
+  moreOutputs?: ReadonlyArray<{ output: string; outputOptions: readonly string[] }>;
 }
 
 export interface MediaStream {
@@ -71,6 +73,7 @@ export class Ffmpeg {
       }
       if (job.complexFilter) command.complexFilter(job.complexFilter);
       command.output(job.output).outputOptions(['-nostdin', '-hide_banner', ...job.outputOptions]);
+      for (const more of job.moreOutputs ?? []) command.output(more.output).outputOptions([...more.outputOptions]);
 
       let supervision: ReturnType<typeof supervise> | undefined;
       const onEarlyAbort = () => reject(this.failure({ isCanceled: true }));

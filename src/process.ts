@@ -73,6 +73,19 @@ export class TailBuffer {
   }
 }
 
+const liveChildren = new Set<ChildProcess>();
+
+/** Last resort when the process must exit with work in flight: no child may outlive us. */
+export function killAllChildren(): void {
+  for (const child of liveChildren) child.kill('SIGKILL');
+}
+
+function track(child: ChildProcess): void {
+  if (liveChildren.has(child) || child.exitCode !== null || child.signalCode !== null) return;
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+}
+
 export interface Supervision {
   readonly timedOut: boolean;
   readonly isCanceled: boolean;
@@ -87,6 +100,7 @@ export interface Supervision {
 export function supervise(child: ChildProcess, limits: ProcessLimits): Supervision {
   let timedOut = false;
   let isCanceled = false;
+  track(child);
   let escalation: NodeJS.Timeout | undefined;
   const stop = () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { killAllChildren } from './process.js';
 
 let config;
 try {
@@ -18,11 +19,12 @@ const app = await buildApp(config, {
   },
 });
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+process.once('exit', killAllChildren);
+closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an error');
   else app.log.info({ signal }, 'closing');
   await app.close();
 });
 
-await app.listen({ port: config.port, host: config.host });
-app.log.info({ cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.engines.listVoices().length }, 'voxreel ready');
+const address = await app.listen({ port: config.port, host: config.host });
+app.log.info({ address, cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.engines.listVoices().length }, 'voxreel ready');

@@ -20,7 +20,7 @@ describe('GET /voices', () => {
     );
     for (const voice of voices) {
       expect(voice.id.startsWith(`${voice.engine}:`)).toBe(true);
-      expect(voice.language).toMatch(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/);
+      expect(voice.language).toMatch(/^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/);
       expect(voice.name.length).toBeGreaterThan(0);
       expect(voice.sampleRate).toBeGreaterThanOrEqual(8000);
     }

@@ -1,0 +1,74 @@
+// Child process entry: keeps one eSpeak NG WebAssembly instance warm and synthesizes one job at a time.
+import createEspeakModule from '@echogarden/espeak-ng-emscripten';
+import { serveJobs } from './host-runtime.js';
+import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './espeak-protocol.js';
+
+const VARIANTS_DIR = '/usr/share/espeak-ng-data/voices/!v';
+const WARM_UP_TEXT = 'The quick brown fox jumps over the lazy dog. Sphinx of black quartz, judge my vow! Pack my box with 25 jugs.';
+const WARM_UP_ROUNDS = 3;
+
+const espeak = await createEspeakModule();
+const synthesizer = new espeak.eSpeakNGWorker();
+let currentVoice: string | undefined;
+
+// The first few syntheses run at a fraction of full speed until V8 has optimized the WebAssembly:
+// pay for that before saying ready, not during the first requests.
+for (let round = 0; round < WARM_UP_ROUNDS; round++) synthesize('gmw/en-US', WARM_UP_TEXT);
+
+serveJobs<EspeakJob, EspeakResult>((job) => (job.kind === 'describe' ? describe() : synthesize(job.voice, job.ssml)));
+
+function synthesize(voice: string, ssml: string): EspeakResult {
+  // Loading a voice reads its dictionary: only when it changes.
+  if (voice !== currentVoice) {
+    currentVoice = undefined;
+    if (synthesizer.set_voice(voice) !== 0) throw new Error(`eSpeak NG has no voice ${voice}`);
+    currentVoice = voice;
+  }
+  const chunks: Int16Array[] = [];
+  const events: EspeakEvent[] = [];
+  synthesizer.synthesize(ssml, (samples, rawEvents) => {
+    if (samples.length > 0) chunks.push(samples);
+    for (const event of rawEvents) {
+      if (event.type !== 'word' && event.type !== 'phoneme' && event.type !== 'end') continue;
+      events.push({
+        type: event.type,
+        textPosition: event.text_position,
+        audioMs: event.audio_position,
+        pause: event.type === 'phoneme' && isPause(event.id),
+      });
+    }
+    return false;
+  });
+  const samples = new Int16Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    samples.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { kind: 'speech', samples, sampleRate: synthesizer.samplerate, events };
+}
+
+/** eSpeak reports its pause phonemes with an empty IPA name (or `_` names in ASCII mode). */
+function isPause(id: string | number | undefined): boolean {
+  return typeof id !== 'string' || id.trim() === '' || id.startsWith('_');
+}
+
+function describe(): EspeakResult {
+  const voices = synthesizer.list_voices().map((voice) => ({
+    identifier: voice.identifier,
+    name: voice.name.trim(),
+    languages: voice.languages.map((language) => language.name),
+  }));
+  return { kind: 'description', sampleRate: synthesizer.samplerate, voices, variants: listVariants() };
+}
+
+function listVariants(): EspeakVariantInfo[] {
+  return espeak.FS.readdir(VARIANTS_DIR)
+    .filter((file) => !file.startsWith('.'))
+    .map((file) => {
+      const definition = espeak.FS.readFile(`${VARIANTS_DIR}/${file}`, { encoding: 'utf8' });
+      const name = /^\s*name\s+(\S.*?)\s*$/m.exec(definition)?.[1] ?? file;
+      const gender = /^\s*gender\s+(\w+)/m.exec(definition)?.[1]?.toLowerCase();
+      return { file, name, gender: gender === 'female' || gender === 'male' ? gender : null };
+    });
+}

@@ -1,0 +1,83 @@
+import { AppError } from '../errors.js';
+import type { Voice } from '../schemas.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
+import { isEspeakResult, type EspeakJob, type EspeakResult } from './espeak-protocol.js';
+import { buildEspeakWordTimings, toEspeakSsml } from './espeak-text.js';
+import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './espeak-voices.js';
+import { HostWorker, hostModulePath } from './host-worker.js';
+import { sanitizeText } from './text.js';
+import { WorkerPool } from './worker-pool.js';
+
+export interface EspeakEngineOptions {
+  /** Warm child processes, each running one job at a time. */
+  poolSize: number;
+  jobTimeoutMs: number;
+  /** Host entry module; tests substitute one that misbehaves on purpose. */
+  hostModule?: string;
+}
+
+/** eSpeak NG (WebAssembly, GPL-3.0) in a pool of persistent child processes. */
+export class EspeakEngine implements Engine {
+  readonly name = ESPEAK_ENGINE;
+
+  private constructor(
+    private readonly pool: WorkerPool<EspeakJob, EspeakResult>,
+    private readonly catalog: EspeakVoiceCatalog,
+  ) {}
+
+  static async create(options: EspeakEngineOptions): Promise<EspeakEngine> {
+    const module = options.hostModule ?? hostModulePath('espeak-host', import.meta.url);
+    const pool = new WorkerPool<EspeakJob, EspeakResult>({
+      size: options.poolSize,
+      warm: options.poolSize,
+      jobTimeoutMs: options.jobTimeoutMs,
+      start: () => HostWorker.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult }),
+    });
+    try {
+      await pool.warmUp();
+      const description = await pool.run({ kind: 'describe' });
+      if (description.kind !== 'description') throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its voices.' });
+      return new EspeakEngine(pool, new EspeakVoiceCatalog(description.voices, description.variants, description.sampleRate));
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+  }
+
+  listVoices(): Promise<Voice[]> {
+    return Promise.resolve(this.catalog.list());
+  }
+
+  /** Any `espeak-ng:<voice>+<variant>` combination, not only the listed ones. */
+  findVoice(voiceId: string): Voice | undefined {
+    return this.catalog.find(voiceId)?.voice;
+  }
+
+  listVariants(): EspeakVariant[] {
+    return this.catalog.listVariants();
+  }
+
+  async synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
+    const choice = this.catalog.find(voiceId);
+    if (!choice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
+    const source = sanitizeText(text);
+    const ssml = toEspeakSsml(source);
+    const result = await this.pool.run({ kind: 'synthesize', voice: choice.espeakName, ssml: ssml.text }, options);
+    if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG answered with something else than speech.' });
+    const duration = result.samples.length / result.sampleRate;
+    return {
+      samples: result.samples,
+      sampleRate: result.sampleRate,
+      words: buildEspeakWordTimings(source, ssml, result.events, duration, choice.voice.language),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  /** PIDs of the engine's child processes (diagnostics, tests). */
+  pids(): number[] {
+    return this.pool.pids();
+  }
+}

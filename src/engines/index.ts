@@ -1,0 +1,97 @@
+import { AppError } from '../errors.js';
+import type { Voice } from '../schemas.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
+import { EspeakEngine } from './espeak.js';
+import type { EspeakVariant } from './espeak-voices.js';
+import { FestivalEngine } from './festival.js';
+import { FliteEngine } from './flite.js';
+
+export type { EspeakVariant } from './espeak-voices.js';
+export type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
+
+export interface EngineOptions {
+  /** eSpeak NG: warm processes; Flite: jobs at once. Festival always runs one process. */
+  poolSize: number;
+  /** A job running longer is killed and fails with JOB_TIMEOUT. */
+  jobTimeoutMs: number;
+}
+
+export interface EngineRegistry {
+  /** Every listed voice, sorted by engine then id. */
+  listVoices(): Voice[];
+  /** Listed voices, and eSpeak NG variant combinations (`espeak-ng:<voice>+<variant>`). Case-insensitive. */
+  findVoice(voiceId: string): Voice | undefined;
+  /** UNKNOWN_VOICE (field `voice`), ENGINE_FAILED, JOB_TIMEOUT or CLIENT_CLOSED. */
+  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
+  /** What can follow `+` in an eSpeak NG voice id. */
+  listEspeakVariants(): EspeakVariant[];
+  /** Stops every engine process. */
+  close(): Promise<void>;
+}
+
+interface VoiceEngine extends Engine {
+  findVoice(voiceId: string): Voice | undefined;
+}
+
+function compareVoices(a: Voice, b: Voice): number {
+  if (a.engine !== b.engine) return a.engine < b.engine ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Starts the engines (eSpeak NG and Flite warm, Festival when installed) and lists their voices once. */
+export async function createEngines(options: EngineOptions): Promise<EngineRegistry> {
+  const started = await Promise.allSettled([
+    EspeakEngine.create(options),
+    FliteEngine.create(options),
+    FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs }),
+  ]);
+  const [espeak, flite, festival] = started;
+  if (espeak.status === 'rejected' || flite.status === 'rejected' || festival.status === 'rejected') {
+    await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
+    const failure = started.find((result) => result.status === 'rejected');
+    throw failure?.reason;
+  }
+  return new Registry(espeak.value, [espeak.value, flite.value, festival.value]).load();
+}
+
+class Registry implements EngineRegistry {
+  private readonly byName: Map<string, VoiceEngine>;
+  private voices: Voice[] = [];
+
+  constructor(
+    private readonly espeak: EspeakEngine,
+    private readonly engines: readonly VoiceEngine[],
+  ) {
+    this.byName = new Map(engines.map((engine) => [engine.name, engine]));
+  }
+
+  async load(): Promise<this> {
+    const lists = await Promise.all(this.engines.map((engine) => engine.listVoices()));
+    this.voices = lists.flat().sort(compareVoices);
+    return this;
+  }
+
+  listVoices(): Voice[] {
+    return [...this.voices];
+  }
+
+  findVoice(voiceId: string): Voice | undefined {
+    const engineName = voiceId.slice(0, voiceId.indexOf(':')).toLowerCase();
+    return this.byName.get(engineName)?.findVoice(voiceId);
+  }
+
+  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk> {
+    const voice = this.findVoice(voiceId);
+    const engine = voice && this.byName.get(voice.engine);
+    if (!voice || !engine) return Promise.reject(new AppError('UNKNOWN_VOICE', { field: 'voice' }));
+    return engine.synthesize(voice.id, text, options);
+  }
+
+  listEspeakVariants(): EspeakVariant[] {
+    return this.espeak.listVariants();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.engines.map((engine) => engine.close()));
+  }
+}

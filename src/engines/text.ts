@@ -1,0 +1,75 @@
+// C0/C1 control characters except tab, line feed and carriage return. eSpeak reads U+0001 as the start of an
+// embedded command (speed, pitch...), and a NUL would cut the text short in every C engine.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Replaces what no engine should see, one UTF-16 unit for one, so offsets into the result are offsets into the input. */
+export function sanitizeText(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, ' ').replace(LONE_SURROGATES, '\uFFFD');
+}
+
+/** A text rewritten for an engine that remembers which span of the source text each of its UTF-16 units came from. */
+export class MappedText {
+  private codePointUnits: Int32Array | undefined;
+
+  constructor(
+    readonly text: string,
+    private readonly sourceStarts: Int32Array,
+    private readonly sourceEnds: Int32Array,
+  ) {}
+
+  /** The source span of this text's units [start, end), or undefined when it is empty or out of range. */
+  sourceSpan(start: number, end: number): { offset: number; length: number } | undefined {
+    if (start < 0 || end > this.text.length || start >= end) return undefined;
+    const offset = this.sourceStarts[start] ?? 0;
+    return { offset, length: (this.sourceEnds[end - 1] ?? offset) - offset };
+  }
+
+  /** The source offset of the unit at `index`. */
+  sourceOffset(index: number): number | undefined {
+    return this.sourceStarts[index];
+  }
+
+  /** The UTF-16 index of the code point at `codePointIndex` (engines written in C count code points). */
+  unitIndexOfCodePoint(codePointIndex: number): number | undefined {
+    if (!this.codePointUnits) {
+      const units: number[] = [];
+      let index = 0;
+      for (const char of this.text) {
+        units.push(index);
+        index += char.length;
+      }
+      this.codePointUnits = Int32Array.from(units);
+    }
+    return this.codePointUnits[codePointIndex];
+  }
+}
+
+export class MappedTextBuilder {
+  private text = '';
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  /** Appends `output`, which stands for the source span [sourceStart, sourceEnd). */
+  append(output: string, sourceStart: number, sourceEnd: number): void {
+    this.text += output;
+    for (let i = 0; i < output.length; i++) {
+      this.starts.push(sourceStart);
+      this.ends.push(sourceEnd);
+    }
+  }
+
+  build(): MappedText {
+    return new MappedText(this.text, Int32Array.from(this.starts), Int32Array.from(this.ends));
+  }
+}
+
+/** Calls `visit` for each code point of `text` with its UTF-16 offset. */
+export function forEachCodePoint(text: string, visit: (char: string, offset: number) => void): void {
+  let offset = 0;
+  for (const char of text) {
+    visit(char, offset);
+    offset += char.length;
+  }
+}

@@ -1,0 +1,163 @@
+import { AppError } from '../errors.js';
+import type { ProcessLimits, Supervision } from '../process.js';
+
+/** A child process that runs engine jobs one at a time. */
+export interface PoolWorker<Job, Result> {
+  readonly pid: number | undefined;
+  /** True while the worker is alive, idle and may take another job. */
+  readonly available: boolean;
+  /** Rejects with an AppError: ENGINE_FAILED, JOB_TIMEOUT or CLIENT_CLOSED; the worker is then gone. */
+  run(job: Job, limits: ProcessLimits): Promise<Result>;
+  /** Stops the process (SIGTERM, then SIGKILL) and resolves once it has exited. */
+  close(): Promise<void>;
+}
+
+export interface WorkerPoolOptions<Job, Result> {
+  size: number;
+  /** Idle workers to keep started ahead of demand, to hide their start-up time. */
+  warm: number;
+  /** Per job, from the moment a worker takes it; 0 means no limit. */
+  jobTimeoutMs: number;
+  start: () => Promise<PoolWorker<Job, Result>>;
+}
+
+interface QueuedJob<Job, Result> {
+  job: Job;
+  signal: AbortSignal | undefined;
+  resolve: (result: Result) => void;
+  reject: (error: unknown) => void;
+  onAbort: () => void;
+}
+
+/** The error a job ends with once its worker died: why the worker was stopped decides the code. */
+export function jobFailure(supervision: Supervision, cause: unknown): AppError {
+  if (supervision.timedOut) return new AppError('JOB_TIMEOUT', { cause });
+  if (supervision.isCanceled) return new AppError('CLIENT_CLOSED', { cause });
+  return new AppError('ENGINE_FAILED', { cause });
+}
+
+/**
+ * Up to `size` workers, one job each at a time, jobs queued in order. A worker that fails, times out or is
+ * aborted is dropped and replaced on demand; aborting a job still in the queue only removes it.
+ */
+export class WorkerPool<Job, Result> {
+  private readonly idle: PoolWorker<Job, Result>[] = [];
+  private readonly busy = new Set<PoolWorker<Job, Result>>();
+  private readonly starting = new Set<Promise<void>>();
+  private readonly queue: QueuedJob<Job, Result>[] = [];
+  private warming = true;
+  private closed = false;
+
+  constructor(private readonly options: WorkerPoolOptions<Job, Result>) {}
+
+  run(job: Job, { signal }: { signal?: AbortSignal } = {}): Promise<Result> {
+    if (this.closed) return Promise.reject(new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' }));
+    if (signal?.aborted) return Promise.reject(new AppError('CLIENT_CLOSED'));
+    return new Promise<Result>((resolve, reject) => {
+      const entry: QueuedJob<Job, Result> = {
+        job,
+        signal,
+        resolve,
+        reject,
+        onAbort: () => {
+          const index = this.queue.indexOf(entry);
+          if (index === -1) return;
+          this.queue.splice(index, 1);
+          reject(new AppError('CLIENT_CLOSED'));
+        },
+      };
+      signal?.addEventListener('abort', entry.onAbort, { once: true });
+      this.queue.push(entry);
+      this.pump();
+    });
+  }
+
+  /** Starts the warm workers and waits for them; rejects when one cannot start. */
+  async warmUp(): Promise<void> {
+    this.pump();
+    const results = await Promise.allSettled([...this.starting]);
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const entry of this.queue.splice(0)) {
+      entry.signal?.removeEventListener('abort', entry.onAbort);
+      entry.reject(new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' }));
+    }
+    await Promise.allSettled([...this.starting]);
+    const workers = [...this.idle.splice(0), ...this.busy];
+    await Promise.all(workers.map((worker) => worker.close()));
+  }
+
+  /** PIDs of the running workers, for diagnostics and tests. */
+  pids(): number[] {
+    return [...this.idle, ...this.busy].flatMap((worker) => (worker.pid === undefined ? [] : [worker.pid]));
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    while (this.queue.length > 0) {
+      const worker = this.takeIdle();
+      if (!worker) break;
+      const entry = this.queue.shift();
+      if (entry) this.execute(worker, entry);
+    }
+    const wanted = this.queue.length + this.busy.size + (this.warming ? this.options.warm : 0);
+    const target = Math.min(this.options.size, wanted);
+    while (this.idle.length + this.busy.size + this.starting.size < target) this.startWorker();
+  }
+
+  private takeIdle(): PoolWorker<Job, Result> | undefined {
+    while (this.idle.length > 0) {
+      const worker = this.idle.shift();
+      if (worker?.available) return worker;
+      if (worker) void worker.close();
+    }
+    return undefined;
+  }
+
+  private startWorker(): void {
+    const started: Promise<void> = this.options.start().then(
+      (worker) => {
+        this.starting.delete(started);
+        this.warming = true;
+        if (this.closed) return worker.close();
+        this.idle.push(worker);
+        this.pump();
+      },
+      (error: unknown) => {
+        this.starting.delete(started);
+        // No retry loop when the engine cannot start at all: the oldest waiting job gets the error,
+        // and warm-up resumes only after a worker starts again.
+        this.warming = false;
+        const entry = this.queue.shift();
+        if (entry) {
+          entry.signal?.removeEventListener('abort', entry.onAbort);
+          entry.reject(new AppError('ENGINE_FAILED', { cause: error }));
+        }
+        this.pump();
+        throw error;
+      },
+    );
+    started.catch(() => {
+      // Reported to the waiting job above, or to warmUp().
+    });
+    this.starting.add(started);
+  }
+
+  private execute(worker: PoolWorker<Job, Result>, entry: QueuedJob<Job, Result>): void {
+    entry.signal?.removeEventListener('abort', entry.onAbort);
+    this.busy.add(worker);
+    worker
+      .run(entry.job, { signal: entry.signal, timeoutMs: this.options.jobTimeoutMs })
+      .then(entry.resolve, entry.reject)
+      .finally(() => {
+        this.busy.delete(worker);
+        if (worker.available && !this.closed) this.idle.push(worker);
+        else void worker.close();
+        this.pump();
+      });
+  }
+}

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { videoCost } from '../pricing.js';
+import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
+import { VideoMaker } from '../video/maker.js';
+
+const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage);
+  app.post(
+    '/tts-video',
+    {
+      schema: {
+        tags: ['speech'],
+        summary: 'Text to a narrated video with word-by-word captions',
+        body: TtsVideoRequest,
+        response: { 200: TtsVideoResponse, '4xx': ErrorBody, '5xx': ErrorBody },
+      },
+    },
+    async (request) => {
+      const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request.body;
+      const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate };
+      maker.validate(job);
+      const result = await app.jobs.run('tts-video', request.signal, (signal) => maker.make({ ...job, signal }));
+      request.log.info({ ...job, text: undefined, characters: text.length, file: result.video.key }, 'video stored');
+      return {
+        status: 'success' as const,
+        url: result.video.url,
+        captionsUrl: result.captions.url,
+        duration: Math.round(result.duration * 1000) / 1000,
+        cost: videoCost(app.config.pricing, text.length, result.duration),
+        currency: app.config.pricing.currency,
+        width: result.size.width,
+        height: result.size.height,
+        fps,
+        frameRate: frame_rate,
+        subtitles,
+        voice,
+        characters: text.length,
+        bytes: result.video.bytes,
+      };
+    },
+  );
+};
+
+export default ttsVideoRoutes;

@@ -1,0 +1,113 @@
+import { CAPTION_FONT } from './font.js';
+import type { CaptionBand, CaptionPiece, Captions } from './layout.js';
+
+/** Colours as RGB hex; ASS wants &HAABBGGRR. */
+export const CAPTION_COLOURS = {
+  text: 'FFFFFF',
+  highlight: 'FFD23F',
+  outline: '000000',
+} as const;
+
+function assColour(rgb: string): string {
+  return `&H00${rgb.slice(4, 6)}${rgb.slice(2, 4)}${rgb.slice(0, 2)}`.toUpperCase();
+}
+
+const WORD_JOINER = '\u2060';
+
+/**
+ * User text → ASS dialogue text that libass draws literally. `{` would open an override block and `\N`, `\n`,
+ * `\h`, `\{`, `\}` are escapes: a backslash followed by a word joiner (U+2060, zero width) is drawn as a plain
+ * backslash, and libass draws `\{` and `\}` as the braces. Line breaks never reach here (layout makes lines).
+ */
+export function escapeAssText(text: string): string {
+  return text
+    .replace(/[\p{Cc}]/gu, '')
+    .replace(/\\/g, `\\${WORD_JOINER}`)
+    .replace(/[{}]/g, (brace) => `\\${brace}`);
+}
+
+/** ASS times are centiseconds; libass shows an event from its start (inclusive) to its end (exclusive). */
+function assTime(centiseconds: number): string {
+  const cs = centiseconds % 100;
+  const seconds = Math.floor(centiseconds / 100);
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${Math.floor(seconds / 3600)}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}.${pad(cs)}`;
+}
+
+/**
+ * The ASS time for a frame boundary: ffmpeg hands libass the frame time truncated to whole milliseconds
+ * (`pts * timebase * 1000`, which may come out a hair low), so we stay 1 ms under it; a frame lasts more
+ * than the 10 ms grid, so the previous frame still falls before.
+ */
+export function boundaryCentiseconds(frame: number, fps: number): number {
+  return frame === 0 ? 0 : Math.floor(((frame * 1000) / fps - 1) / 10);
+}
+
+function dialogueText(lines: readonly CaptionPiece[][], lit: number): string {
+  const highlight = `{\\1c${assColour(CAPTION_COLOURS.highlight)}&}`;
+  const plain = `{\\1c${assColour(CAPTION_COLOURS.text)}&}`;
+  return lines
+    .map((line) =>
+      line.map((piece) => (piece.word === lit ? `${highlight}${escapeAssText(piece.text)}${plain}` : escapeAssText(piece.text))).join(' '),
+    )
+    .join('\\N');
+}
+
+/**
+ * One dialogue event per caption state: the cue's lines with the current word lit. The script draws on `canvas`,
+ * a band of the frame (the whole frame by default), with the captions where they stand in the frame.
+ */
+export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, height: captions.box.height }): string {
+  const { box } = captions;
+  const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
+  const style = [
+    'Caption',
+    CAPTION_FONT.family,
+    box.fontSize,
+    assColour(CAPTION_COLOURS.text),
+    assColour(CAPTION_COLOURS.text),
+    assColour(CAPTION_COLOURS.outline),
+    '&H80000000',
+    CAPTION_FONT.bold ? -1 : 0,
+    0, // italic, underline, strike-out
+    0,
+    0,
+    100, // scale x, y
+    100,
+    0, // spacing, angle
+    0,
+    1, // border style: outline + shadow
+    box.outline,
+    0, // shadow
+    2, // alignment: bottom centre
+    box.marginSide,
+    box.marginSide,
+    marginBottom,
+    1,
+  ].join(',');
+  const events = captions.states.map((state) => {
+    const cue = captions.cues[state.cue];
+    const start = assTime(boundaryCentiseconds(state.startFrame, captions.fps));
+    const end = assTime(boundaryCentiseconds(state.endFrame, captions.fps));
+    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word)}`;
+  });
+  return [
+    '[Script Info]',
+    'ScriptType: v4.00+',
+    `PlayResX: ${box.width}`,
+    `PlayResY: ${canvas.height}`,
+    // Lines are broken by measured width already; libass must not wrap again.
+    'WrapStyle: 2',
+    'ScaledBorderAndShadow: yes',
+    'YCbCr Matrix: None',
+    '',
+    '[V4+ Styles]',
+    'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
+    `Style: ${style}`,
+    '',
+    '[Events]',
+    'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+    ...events,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,339 @@
+import type { Speech } from '../pcm.js';
+import type { AspectRatio, VideoResolution } from '../schemas.js';
+import { captionFont, type MeasuredFont } from './font.js';
+
+export interface FrameSize {
+  width: number;
+  height: number;
+}
+
+const SHORT_SIDE: Record<VideoResolution, number> = { '1080p': 1080, '720p': 720 };
+
+export function frameSize(resolution: VideoResolution, aspectRatio: AspectRatio): FrameSize {
+  const short = SHORT_SIDE[resolution];
+  const long = (short * 16) / 9;
+  if (aspectRatio === '16:9') return { width: long, height: short };
+  if (aspectRatio === '9:16') return { width: short, height: long };
+  return { width: short, height: short };
+}
+
+/** Where captions may go, as fractions of the frame: side margins, the gap under the last line, the font size. */
+interface SafeArea {
+  side: number;
+  bottom: number;
+  /** Font size as a fraction of the frame's shorter side. */
+  fontSize: number;
+}
+
+const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
+  // Title-safe 90 % box, captions in the lower part.
+  '16:9': { side: 0.1, bottom: 0.08, fontSize: 0.065 },
+  // Phone apps put their controls over the bottom fifth and their buttons along the right edge.
+  '9:16': { side: 0.09, bottom: 0.26, fontSize: 0.068 },
+  '1:1': { side: 0.08, bottom: 0.09, fontSize: 0.062 },
+};
+
+/** Caption geometry in pixels of the frame (the ASS script uses the frame size as its coordinate system). */
+export interface CaptionBox extends FrameSize {
+  fontSize: number;
+  marginSide: number;
+  marginBottom: number;
+  /** Widest line, with room for the outline and for small differences between our measure and libass. */
+  maxLineWidth: number;
+  outline: number;
+}
+
+export function captionBox(size: FrameSize, aspectRatio: AspectRatio): CaptionBox {
+  const area = SAFE_AREAS[aspectRatio];
+  const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize);
+  const marginSide = Math.round(size.width * area.side);
+  const outline = Math.max(2, Math.round(fontSize / 16));
+  return {
+    ...size,
+    fontSize,
+    marginSide,
+    marginBottom: Math.round(size.height * area.bottom),
+    maxLineWidth: Math.floor((size.width - 2 * marginSide) * 0.96) - 2 * outline,
+    outline,
+  };
+}
+
+/** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
+export interface CaptionBand {
+  top: number;
+  /** A multiple of 16, unless the band reaches the bottom of the frame. */
+  height: number;
+}
+
+/**
+ * The only rows encoded more than once (see h264.ts). libass makes a line as tall as the font size; above the two
+ * lines we leave a further line for outlines and stacked accents, below a quarter line for the outline.
+ */
+export function captionBand(box: CaptionBox): CaptionBand {
+  const textBottom = box.height - box.marginBottom;
+  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - box.fontSize - 2 * box.outline) / 16) * 16);
+  let bottom = Math.ceil((textBottom + box.fontSize / 4 + 2 * box.outline) / 16) * 16;
+  if (bottom + 16 > box.height) bottom = box.height;
+  return { top, height: bottom - top };
+}
+
+/** A spoken word as shown: the request text between two spaces, lit from `start`. */
+export interface CaptionWord {
+  text: string;
+  start: number;
+  end: number;
+  /** UTF-16 offset of the word in the request text. */
+  offset: number;
+  /** A line break in the request text comes before this word. */
+  breakBefore: boolean;
+  /** The word begins a sentence the engine spoke on its own. */
+  sentenceStart: boolean;
+}
+
+/** Part of a word placed on a line; a word wider than a line is cut into several pieces. */
+export interface CaptionPiece {
+  text: string;
+  /** Index into Captions.words. */
+  word: number;
+}
+
+export interface Cue {
+  /** First frame shown and the frame after the last, at Captions.fps. */
+  startFrame: number;
+  endFrame: number;
+  /** One or two lines. */
+  lines: CaptionPiece[][];
+}
+
+/** A stretch of frames that look the same: one cue with one word lit. */
+export interface CaptionState {
+  startFrame: number;
+  endFrame: number;
+  cue: number;
+  word: number;
+}
+
+export interface Captions {
+  fps: number;
+  /** Frames in the whole video: the narration's length rounded to whole frames. */
+  frames: number;
+  box: CaptionBox;
+  words: CaptionWord[];
+  /** Frame at which each word lights up. */
+  wordFrames: number[];
+  cues: Cue[];
+  states: CaptionState[];
+}
+
+export interface LayoutOptions {
+  text: string;
+  speech: Speech;
+  size: FrameSize;
+  aspectRatio: AspectRatio;
+  fps: number;
+  font?: MeasuredFont;
+}
+
+const MAX_LINES = 2;
+/** A pause longer than this starts a new cue. */
+const PAUSE_SECONDS = 0.7;
+/** A cue stays up this long after its last word when nothing follows at once. */
+const HOLD_SECONDS = 0.5;
+
+export function frameCount(speech: Speech, fps: number): number {
+  return Math.max(1, Math.round((speech.samples.length / speech.sampleRate) * fps));
+}
+
+/** Words, cues of at most two measured lines, and the frames where the picture changes. */
+export function layoutCaptions(options: LayoutOptions): Captions {
+  const font = options.font ?? captionFont();
+  const box = captionBox(options.size, options.aspectRatio);
+  const frames = frameCount(options.speech, options.fps);
+  const words = timedWords(options.text, options.speech);
+  const toFrame = (seconds: number) => Math.min(frames, Math.max(0, Math.ceil(seconds * options.fps - 1e-6)));
+  const wordFrames = words.map((word) => Math.min(frames - 1, toFrame(word.start)));
+  const groups = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth);
+  const piecesOf = new Map<number, number>();
+  for (const piece of groups.flat(2)) piecesOf.set(piece.word, (piecesOf.get(piece.word) ?? 0) + 1);
+  const shown = new Map<number, number>();
+  const cues = groups
+    .map((lines): Cue => {
+      const first = lines[0]?.[0]?.word ?? 0;
+      const last = lines.at(-1)?.at(-1)?.word ?? first;
+      // A word cut over two cues shares its spoken time between them, piece by piece.
+      const word = words[first] as CaptionWord;
+      const share = (shown.get(first) ?? 0) / (piecesOf.get(first) ?? 1);
+      const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(word.start + (word.end - word.start) * share)));
+      for (const piece of lines.flat()) shown.set(piece.word, (shown.get(piece.word) ?? 0) + 1);
+      const held = Math.max(startFrame + 1, toFrame((words[last]?.end ?? 0) + HOLD_SECONDS));
+      return { startFrame, endFrame: held, lines };
+    })
+    .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
+    .filter((cue) => cue.endFrame > cue.startFrame);
+  return { fps: options.fps, frames, box, words, wordFrames, cues, states: captionStates(cues, wordFrames) };
+}
+
+function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {
+  const states: CaptionState[] = [];
+  cues.forEach((cue, index) => {
+    const cueWords = [...new Set(cue.lines.flat().map((piece) => piece.word))];
+    cueWords.forEach((word, position) => {
+      const next = cueWords[position + 1];
+      const startFrame = Math.max(cue.startFrame, wordFrames[word] as number);
+      const endFrame = Math.min(cue.endFrame, next === undefined ? cue.endFrame : (wordFrames[next] as number));
+      if (endFrame > startFrame) states.push({ startFrame, endFrame, cue: index, word });
+    });
+  });
+  return states;
+}
+
+/** Frames where the picture changes, plus the first and the last: the only frames worth encoding. */
+export function keyFrames(captions: Pick<Captions, 'frames' | 'states'>): number[] {
+  const frames = new Set([0, captions.frames - 1]);
+  for (const state of captions.states) {
+    frames.add(state.startFrame);
+    if (state.endFrame < captions.frames) frames.add(state.endFrame);
+  }
+  return [...frames].sort((a, b) => a - b);
+}
+
+interface Token {
+  text: string;
+  offset: number;
+  /** Length in the request text, control characters included. */
+  length: number;
+  breakBefore: boolean;
+}
+
+const LINE_BREAK = /[\n\v\f\r\u0085\u2028\u2029]/;
+
+/** Runs of non-space characters, with control characters dropped (they draw nothing and would break the ASS line). */
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let gapStart = 0;
+  for (const match of text.matchAll(/\S+/gu)) {
+    const shown = match[0].replace(/\p{Cc}/gu, '');
+    if (shown) tokens.push({ text: shown, offset: match.index, length: match[0].length, breakBefore: tokens.length > 0 && LINE_BREAK.test(text.slice(gapStart, match.index)) });
+    gapStart = match.index + match[0].length;
+  }
+  return tokens;
+}
+
+/**
+ * Gives every token a start: the earliest engine word event inside it or, for engines without word events,
+ * a share of its sentence proportional to its length. Tokens no word event falls in (a lone dash) join the word before.
+ */
+function timedWords(text: string, speech: Speech): CaptionWord[] {
+  const tokens = tokenize(text);
+  const starts = new Array<number | undefined>(tokens.length);
+  const ends = new Array<number | undefined>(tokens.length);
+  const tokenAt = (offset: number) => {
+    let low = 0;
+    let high = tokens.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((tokens[middle] as Token).offset <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  };
+  const time = (index: number, start: number, end: number) => {
+    starts[index] = Math.min(starts[index] ?? start, start);
+    ends[index] = Math.max(ends[index] ?? end, end);
+  };
+  if (speech.words.length > 0) {
+    for (const word of speech.words) {
+      const index = tokenAt(word.textOffset);
+      const token = tokens[index];
+      if (token && word.textOffset < token.offset + token.length) time(index, word.start, word.end);
+    }
+  } else {
+    for (const sentence of speech.sentences) {
+      const inside = tokens.flatMap((token, index) =>
+        token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
+      );
+      const weights = inside.map((index) => (tokens[index] as Token).text.length + 1);
+      const total = weights.reduce((sum, weight) => sum + weight, 0);
+      let done = 0;
+      inside.forEach((index, position) => {
+        const from = sentence.start + ((sentence.end - sentence.start) * done) / total;
+        done += weights[position] as number;
+        time(index, from, sentence.start + ((sentence.end - sentence.start) * done) / total);
+      });
+    }
+  }
+  const sentenceOffsets = new Set(speech.sentences.map((sentence) => tokenAt(sentence.textOffset)));
+
+  const words: CaptionWord[] = [];
+  let pendingPrefix: Token[] = [];
+  let latest = 0;
+  tokens.forEach((token, index) => {
+    const start = starts[index];
+    const last = words.at(-1);
+    if (start === undefined) {
+      if (last && !token.breakBefore) last.text += ` ${token.text}`;
+      else pendingPrefix.push(token);
+      return;
+    }
+    latest = Math.max(latest, start);
+    const lead = pendingPrefix[0];
+    words.push({
+      text: [...pendingPrefix, token].map((part) => part.text).join(' '),
+      start: latest,
+      end: Math.max(latest, ends[index] ?? latest),
+      offset: lead?.offset ?? token.offset,
+      breakBefore: (lead ?? token).breakBefore,
+      sentenceStart: sentenceOffsets.has(index) || words.length === 0,
+    });
+    pendingPrefix = [];
+  });
+  const last = words.at(-1);
+  if (last && pendingPrefix.length > 0) last.text += ` ${pendingPrefix.map((token) => token.text).join(' ')}`;
+  return words;
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** Cuts a word too wide for a line into pieces that fit, between grapheme clusters. */
+function cutToFit(text: string, fits: (line: string) => boolean): string[] {
+  if (fits(text)) return [text];
+  const pieces: string[] = [];
+  let current = '';
+  for (const { segment } of graphemes.segment(text)) {
+    if (current && !fits(current + segment)) {
+      pieces.push(current);
+      current = '';
+    }
+    current += segment;
+  }
+  if (current) pieces.push(current);
+  return pieces;
+}
+
+/** Greedy line filling by measured width; a cue ends at a sentence, a long pause, or after two full lines. */
+function breakIntoCues(words: readonly CaptionWord[], fits: (line: string) => boolean): CaptionPiece[][][] {
+  const cues: CaptionPiece[][][] = [];
+  let lines: CaptionPiece[][] = [[]];
+  const lineText = (line: readonly CaptionPiece[]) => line.map((piece) => piece.text).join(' ');
+  const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
+  const newLine = () => {
+    if (lines.length < MAX_LINES) lines.push([]);
+    else newCue();
+  };
+  const newCue = () => {
+    if (currentLine().length > 0 || lines.length > 1) cues.push(lines);
+    lines = [[]];
+  };
+  words.forEach((word, index) => {
+    const previous = words[index - 1];
+    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS)) newCue();
+    else if (word.breakBefore && currentLine().length > 0) newLine();
+    for (const text of cutToFit(word.text, fits)) {
+      const line = currentLine();
+      if (line.length > 0 && !fits(lineText([...line, { text, word: index }]))) newLine();
+      currentLine().push({ text, word: index });
+    }
+  });
+  newCue();
+  return cues;
+}

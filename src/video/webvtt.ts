@@ -1,0 +1,37 @@
+import type { Captions } from './layout.js';
+
+/** Cue text is HTML-like: these three are the only characters WebVTT interprets (`-->` needs its `>`). */
+export function escapeVttText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function vttTime(seconds: number): string {
+  const ms = Math.round(seconds * 1000);
+  const pad = (value: number, width = 2) => String(value).padStart(width, '0');
+  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
+}
+
+/**
+ * The burned-in captions as WebVTT, frame-exact: same cues, same lines, and a timestamp tag where each
+ * later word lights up (players that know karaoke-style cues highlight along; others show the plain cue).
+ */
+export function webVtt(captions: Captions): string {
+  const time = (frame: number) => vttTime(frame / captions.fps);
+  const blocks = captions.cues.flatMap((cue) => {
+    if (cue.endFrame <= cue.startFrame) return [];
+    let lastTag = cue.startFrame;
+    const lines = cue.lines.map((line) =>
+      line
+        .map((piece) => {
+          const frame = captions.wordFrames[piece.word] as number;
+          // Timestamps must rise strictly inside the cue; pieces of one word share theirs.
+          const tag = frame > lastTag && frame < cue.endFrame ? `<${time(frame)}>` : '';
+          lastTag = Math.max(lastTag, frame);
+          return tag + escapeVttText(piece.text);
+        })
+        .join(' '),
+    );
+    return [`${time(cue.startFrame)} --> ${time(cue.endFrame)}\n${lines.join('\n')}`];
+  });
+  return ['WEBVTT', ...blocks, ''].join('\n\n');
+}

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createEngines, type EngineRegistry } from '../src/engines/index.js';
+import type { ErrorBody } from '../src/schemas.js';
+import { buildTestApp, ffmpeg, type TestApp } from './helpers.js';
+
+const fakeFfmpeg = path.resolve('fixtures/fake-ffmpeg.mjs');
+
+/** PIDs of this process's children (engine hosts included). */
+function childPids(): Set<number> {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' });
+  return new Set(
+    table
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter(([, ppid]) => ppid === process.pid)
+      .map(([pid]) => pid as number),
+  );
+}
+
+let engines: EngineRegistry;
+let t: TestApp;
+beforeAll(async () => {
+  engines = await createEngines({ poolSize: 1, jobTimeoutMs: 30_000 });
+  process.env.REAL_FFMPEG = ffmpeg.tools.ffmpeg;
+  t = await buildTestApp({ TTS_TIMEOUT_MS: '1500' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
+});
+afterAll(async () => {
+  await t?.close();
+  await engines?.close();
+});
+afterEach(() => {
+  delete process.env.FAKE_FFMPEG;
+});
+
+async function speakWith(mode: string) {
+  process.env.FAKE_FFMPEG = mode;
+  const before = childPids();
+  const response = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Faults are contained.', voice: 'espeak-ng:en-us' } });
+  return { response, body: response.json<ErrorBody>(), before };
+}
+
+describe('a misbehaving ffmpeg fails only its request', () => {
+  it.each([
+    ['hang', 504, 'JOB_TIMEOUT'],
+    ['stubborn', 504, 'JOB_TIMEOUT'],
+    ['crash', 502, 'MEDIA_FAILED'],
+    ['garbage', 502, 'MEDIA_FAILED'],
+  ])('%s → %i %s, no orphan, no file', async (mode, status, code) => {
+    const { response, body, before } = await speakWith(mode);
+    expect(response.statusCode, response.body).toBe(status);
+    expect(body.error.code).toBe(code);
+    expect(body.error.message).not.toMatch(/fake-ffmpeg|SIGSEGV/); // causes stay in the log
+    // the stubborn one ignores SIGTERM and needs the SIGKILL escalation (2 s)
+    await expect.poll(() => [...childPids()].filter((pid) => !before.has(pid)), { timeout: 5000 }).toEqual([]);
+    expect(await t.listFiles()).toEqual([]);
+  });
+});
+
+describe('after the faults', () => {
+  it('serves the next request normally', async () => {
+    const healthy = await buildTestApp({}, { engines });
+    try {
+      const response = await healthy.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Back to normal.', voice: 'espeak-ng:en-us' } });
+      expect(response.statusCode, response.body).toBe(200);
+    } finally {
+      await healthy.close();
+    }
+  });
+});

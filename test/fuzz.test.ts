@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorTable } from '../src/errors.js';
+import type { ErrorBody } from '../src/schemas.js';
+import { randomBody, seeded } from './fuzz.js';
+import { buildTestApp, type TestApp } from './helpers.js';
+
+const BODIES = 1000;
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ BODY_LIMIT_BYTES: '65536' });
+});
+afterAll(async () => t?.close());
+
+const operations = {
+  '/tts': {
+    text: ['Hi.', 'A short test.'],
+    voice: ['espeak-ng:en-us', 'flite:slt', 'espeak-ng:fr'],
+    format: ['mp3', 'wav', 'ogg'],
+    speed: [0.5, 1, 2],
+  },
+} as const;
+
+describe('fuzzed bodies', () => {
+  for (const [url, fields] of Object.entries(operations)) {
+    it(`${url}: ${BODIES} hostile bodies, no 5xx, the documented error body, no file for a rejection`, async () => {
+      const random = seeded(0x5eed);
+      const statuses = new Map<number, number>();
+      let successes = 0;
+      for (let i = 0; i < BODIES; i += 1) {
+        const payload = randomBody(random, fields);
+        const response = await t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+        statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
+        expect(response.statusCode, payload.slice(0, 300)).toBeLessThan(500);
+        if (response.statusCode === 200) {
+          successes += 1;
+          continue;
+        }
+        const body = response.json<ErrorBody>();
+        expect(body.status).toBe('error');
+        expect(Object.keys(ErrorTable)).toContain(body.error.code);
+        expect(ErrorTable[body.error.code as keyof typeof ErrorTable].status).toBe(response.statusCode);
+        expect(typeof body.error.message).toBe('string');
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      }
+      const files = await t.listFiles();
+      expect(files.filter((file) => file.startsWith('.tmp'))).toEqual([]);
+      expect(files).toHaveLength(successes);
+      expect(successes).toBeGreaterThan(10); // the generator also makes valid bodies, so acceptance is exercised
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(BODIES / 2);
+    });
+  }
+});

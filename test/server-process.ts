@@ -1,0 +1,80 @@
+import { spawn, execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface RunningServer {
+  child: ChildProcessWithoutNullStreams;
+  baseUrl: string;
+  outputDir: string;
+  logs: Array<Record<string, unknown>>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** PIDs of the server's own children (engine hosts, ffmpeg) right now. */
+  childPids(): number[];
+  stop(): Promise<void>;
+}
+
+/** Starts `npm start`'s command as a real process on a free loopback port and waits until it listens. */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const outputDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-server-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const address = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          logs.push(entry);
+          if (entry.msg === 'voxreel ready') resolve(String(entry.address));
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    void exited.then(({ code }) => reject(new Error(`server exited with ${String(code)} before listening:\n${stderr}`)));
+    setTimeout(() => reject(new Error('server did not start in 30 s')), 30_000).unref();
+  });
+  const childPids = () => {
+    const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' });
+    return table
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter(([, ppid]) => ppid === child.pid)
+      .map(([pid]) => pid as number);
+  };
+  return {
+    child,
+    baseUrl: address,
+    outputDir,
+    logs,
+    exited,
+    childPids,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+      await rm(outputDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive, startServer, type RunningServer } from './server-process.js';
+
+let server: RunningServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+const LONG_TEXT = 'A graceful shutdown lets this sentence finish before the process exits. '.repeat(30);
+
+async function postTts(baseUrl: string, text: string): Promise<Response> {
+  return fetch(`${baseUrl}/tts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text, voice: 'espeak-ng:en-us' }),
+  });
+}
+
+describe('graceful shutdown', () => {
+  it('finishes in-flight work, refuses new requests, exits cleanly and leaves no child behind', async () => {
+    server = await startServer({ SHUTDOWN_GRACE_MS: '20000' });
+    const inFlight = postTts(server.baseUrl, LONG_TEXT);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const children = server.childPids();
+    expect(children.length).toBeGreaterThan(0);
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(postTts(server.baseUrl, 'Too late.')).rejects.toThrow();
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    await expect.poll(() => children.filter(isAlive), { timeout: 5000 }).toEqual([]);
+  });
+});
+
+describe('overload', () => {
+  it('at four times capacity answers only 200, 429 or 503, stays up with bounded memory, and stops by itself', async () => {
+    server = await startServer({ CONCURRENCY: '1', QUEUE_LENGTH: '1', RATE_LIMIT_MAX: '30', RATE_LIMIT_WINDOW_MS: '60000' });
+    const capacity = 2;
+    const rounds = 3;
+    const statuses: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const responses = await Promise.all(
+        Array.from({ length: capacity * 4 }, () => postTts(server!.baseUrl, 'Overload is answered fast and honestly.')),
+      );
+      for (const response of responses) {
+        statuses.push(response.status);
+        if (response.status === 503) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+        await response.arrayBuffer();
+      }
+    }
+    expect(statuses.every((status) => [200, 429, 503].includes(status))).toBe(true);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(capacity);
+    expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
+    const health = await fetch(`${server.baseUrl}/healthz`);
+    expect(health.status).toBe(200);
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    const rss = Number(/^voxreel_process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1]);
+    expect(rss).toBeGreaterThan(0);
+    expect(rss).toBeLessThan(512 * 1024 * 1024);
+    expect(metrics).toMatch(/voxreel_http_requests_total\{route="\/tts",method="POST",status="503"\} \d+/);
+  });
+});

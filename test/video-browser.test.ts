@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TtsVideoResponse } from '../src/schemas.js';
+import { buildTestApp, type TestApp } from './helpers.js';
+
+/** The little of the DOM the page script uses (the project compiles without the DOM library). */
+interface VideoElement {
+  muted: boolean;
+  src: string;
+  videoWidth: number;
+  videoHeight: number;
+  currentTime: number;
+  duration: number;
+  error: { code: number; message: string } | null;
+  play(): Promise<void>;
+  addEventListener(type: 'ended' | 'error', listener: () => void): void;
+}
+interface PageGlobals {
+  document: { createElement(tag: 'video'): VideoElement; body: { append(node: VideoElement): void } };
+}
+
+/** Debian's `chromium` package; CI installs it, so there the test never skips. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM) || Boolean(process.env.CI);
+
+describe.skipIf(!available)('a real browser plays the video to the end', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    // launch() gives the browser a new, empty, temporary profile of its own.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  for (const frameRate of ['constant', 'variable'] as const) {
+    it(`${frameRate} rate, portrait: plays, ends, at its size`, async () => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/tts-video',
+        payload: { text: 'Played in a real browser.', voice: 'espeak-ng:en-us', aspect_ratio: '9:16', resolution: '720p', frame_rate: frameRate },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      const result = response.json<TtsVideoResponse>();
+      const page = await browser.newPage();
+      try {
+        // Same origin as the file, as a page of the service's users would be.
+        await page.goto(`${origin}/health`);
+        const played = await page.evaluate(async (src) => {
+          const { document } = globalThis as unknown as PageGlobals;
+          const video = document.createElement('video');
+          video.muted = true;
+          video.src = src;
+          document.body.append(video);
+          const ended = new Promise<string>((resolve) => {
+            video.addEventListener('ended', () => resolve('ended'));
+            video.addEventListener('error', () => resolve(`error ${video.error?.code ?? '?'}: ${video.error?.message ?? ''}`));
+          });
+          await video.play();
+          const outcome = await Promise.race([ended, new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 20_000))]);
+          return { outcome, width: video.videoWidth, height: video.videoHeight, currentTime: video.currentTime, duration: video.duration };
+        }, new URL(result.url).pathname);
+        expect(played.outcome).toBe('ended');
+        expect(played).toMatchObject({ width: 720, height: 1280 });
+        expect(Math.abs(played.duration - result.duration)).toBeLessThan(0.1);
+        expect(played.currentTime).toBeCloseTo(played.duration, 1);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+});
