@@ -25,7 +25,7 @@ import type { Speech } from '../src/pcm.js';
 const RUNS = Number(process.argv[2] ?? 3);
 const VOICE = 'espeak-ng:en-us';
 const FPS = 30;
-// About 60 s with eSpeak NG's default rate: 180 words in 12 sentences.
+// About 60 s with eSpeak NG's default rate: 200 words in 13 sentences.
 const TEXT = [
   'Every morning the harbour wakes before the town does.',
   'Fishing boats slide out past the lighthouse while the bakery on the corner starts its first batch of bread.',
@@ -38,6 +38,7 @@ const TEXT = [
   'When the sun goes down, the lighthouse takes over again, sweeping its beam across the water.',
   'It is a small place, but people who visit once almost always come back.',
   'Some come for the food, some for the quiet, and some simply to watch the boats return at dusk.',
+  'Next week we will follow one of the boats out to sea, from the first light until the catch comes in.',
   'Thank you for watching, and see you next time.',
 ].join(' ');
 

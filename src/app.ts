@@ -11,6 +11,7 @@ import { Limiter } from './limiter.js';
 import { resolveMediaTools, type MediaTools } from './media-tools.js';
 import { JobRunner } from './jobs.js';
 import access from './plugins/access.js';
+import clientSignal from './plugins/client-signal.js';
 import errorHandler from './plugins/error-handler.js';
 import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import healthRoutes from './routes/health.js';
@@ -53,8 +54,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 
   // JSON bodies only: Fastify also parses text/plain by default.
   app.removeContentTypeParser('text/plain');
+  // Once closing, in-flight responses end their keep-alive connection, or the server would wait on it.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
   });
 
   const localStorage = deps.storage ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
@@ -75,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   startRetention(app, storage, config.retentionMs);
 
   await app.register(errorHandler);
+  await app.register(clientSignal);
   await app.register(access, { config });
   await app.register(metricsPlugin, { metrics });
   await app.register(swagger, {

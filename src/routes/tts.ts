@@ -16,7 +16,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { text, voice, format = 'mp3', speed = 1 } = request.body;
       app.synthesizer.validate({ text, voice });
-      const result = await app.jobs.run('tts', request.signal, (signal) =>
+      const result = await app.jobs.run('tts', request.clientSignal, (signal) =>
         app.synthesizer.renderAudio({ text, voice, encoding: format, speed, signal }),
       );
       request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');

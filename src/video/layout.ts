@@ -67,12 +67,13 @@ export interface CaptionBand {
 
 /**
  * The only rows encoded more than once (see h264.ts). libass makes a line as tall as the font size; above the two
- * lines we leave a further line for outlines and stacked accents, below a quarter line for the outline.
+ * lines we leave a further line for outlines and stacked accents, below room for the outline.
  */
 export function captionBand(box: CaptionBox): CaptionBand {
   const textBottom = box.height - box.marginBottom;
-  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - box.fontSize - 2 * box.outline) / 16) * 16);
-  let bottom = Math.ceil((textBottom + box.fontSize / 4 + 2 * box.outline) / 16) * 16;
+  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - Math.max(24, box.fontSize + 2 * box.outline)) / 16) * 16);
+  // x264's motion search reaches about 20 px past the band: that far, the band must be plain background.
+  let bottom = Math.ceil((textBottom + Math.max(24, box.fontSize / 4 + 2 * box.outline)) / 16) * 16;
   if (bottom + 16 > box.height) bottom = box.height;
   return { top, height: bottom - top };
 }

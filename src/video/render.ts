@@ -26,7 +26,7 @@ export interface RenderOptions extends ProcessLimits {
 }
 
 /** Every x264 encode uses these, so their slices can share one picture (see h264.ts): CAVLC, no B-frames, no deblocking, one fixed quantizer. */
-const X264_OPTIONS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '20', '-bf', '0', '-x264-params', 'keyint=infinite:scenecut=0:no-deblock=1'];
+export const X264_OPTIONS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '20', '-bf', '0', '-x264-params', 'keyint=infinite:scenecut=0:no-deblock=1'];
 /** More than about 150 `eq` terms in one sum exhaust ffmpeg's expression evaluator; sums of sums are fine. */
 const EXPRESSION_GROUP = 20;
 
