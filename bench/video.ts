@@ -1,133 +1,137 @@
-/**
- * Narrated video, end to end (synthesis, layout, render, mux): 60 s of narration at 1080×1920 and 1280×720,
- * constant rate (default), variable rate, and the naive pipeline for comparison; medians of RUNS runs, plus
- * the peak resident memory of every ffmpeg child (`/usr/bin/time -f %M`).
- *
- *   node --import tsx bench/video.ts [runs]
- */
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createEngines } from '../src/engines/index.js';
-import { Ffmpeg } from '../src/ffmpeg.js';
-import { resolveMediaTools } from '../src/media-tools.js';
-import { Synthesizer } from '../src/synthesis.js';
-import { LocalStorage } from '../src/storage.js';
-import { encodeSpeech } from '../src/audio-encoding.js';
+import type { AspectRatio, FrameRate, VideoResolution } from '../src/schemas.js';
 import { assScript } from '../src/video/ass.js';
 import { FONTS_DIR } from '../src/video/font.js';
 import { frameSize, layoutCaptions } from '../src/video/layout.js';
-import type { AspectRatio, FrameRate } from '../src/schemas.js';
-import { filterValue, renderVideo } from '../src/video/render.js';
-import type { Speech } from '../src/pcm.js';
+import { BACKGROUND_COLOUR, filterValue } from '../src/video/render.js';
+import { pcmBytes, type RawPipeline } from './raw.js';
+import { postOk, type Service } from './service.js';
+import { round, timings, type Timings } from './stats.js';
+import { narrationOf } from './texts.js';
 
-const RUNS = Number(process.argv[2] ?? 3);
-const VOICE = 'espeak-ng:en-us';
 const FPS = 30;
-// About 60 s with eSpeak NG's default rate: 200 words in 13 sentences.
-const TEXT = [
-  'Every morning the harbour wakes before the town does.',
-  'Fishing boats slide out past the lighthouse while the bakery on the corner starts its first batch of bread.',
-  'By seven, the market stalls are open, and the smell of coffee drifts along the narrow streets.',
-  'Visitors often ask why the houses are painted in such bright colours.',
-  'The answer is simple: sailors wanted to find their homes from the sea, even in thick fog.',
-  'Today the tradition continues, and every spring the whole street repaints together.',
-  'In the afternoon the wind turns, the tide comes in, and children race along the sea wall.',
-  'Old fishermen sit on the benches, mending nets and trading stories that grow a little taller each year.',
-  'When the sun goes down, the lighthouse takes over again, sweeping its beam across the water.',
-  'It is a small place, but people who visit once almost always come back.',
-  'Some come for the food, some for the quiet, and some simply to watch the boats return at dusk.',
-  'Next week we will follow one of the boats out to sea, from the first light until the catch comes in.',
-  'Thank you for watching, and see you next time.',
-].join(' ');
+export const FRAME_RATES: readonly FrameRate[] = ['constant', 'variable'];
 
-interface Case {
-  name: string;
+export interface VideoCase {
+  label: string;
+  resolution: VideoResolution;
   aspectRatio: AspectRatio;
-  resolution: '1080p' | '720p';
-  mode: FrameRate | 'naive';
 }
 
-const CASES: Case[] = [
-  { name: '1080×1920 constant', aspectRatio: '9:16', resolution: '1080p', mode: 'constant' },
-  { name: '1080×1920 variable', aspectRatio: '9:16', resolution: '1080p', mode: 'variable' },
-  { name: '1080×1920 naive', aspectRatio: '9:16', resolution: '1080p', mode: 'naive' },
-  { name: '1280×720 constant', aspectRatio: '16:9', resolution: '720p', mode: 'constant' },
-  { name: '1280×720 variable', aspectRatio: '16:9', resolution: '720p', mode: 'variable' },
-];
+export const PORTRAIT: VideoCase = { label: '1080×1920', resolution: '1080p', aspectRatio: '9:16' };
+export const LANDSCAPE: VideoCase = { label: '1280×720', resolution: '720p', aspectRatio: '16:9' };
 
-async function main(): Promise<void> {
-  const work = await mkdtemp(path.join(os.tmpdir(), 'voxreel-bench-'));
-  const peaks = path.join(work, 'peaks.txt');
-  const wrapper = path.join(work, 'ffmpeg');
-  await writeFile(wrapper, `#!/bin/sh\nexec /usr/bin/time -a -o ${JSON.stringify(peaks)} -f "%M" ${JSON.stringify(resolveMediaTools().ffmpeg)} "$@"\n`);
-  await chmod(wrapper, 0o755);
-  const tools = resolveMediaTools();
-  const engines = await createEngines({ poolSize: 2, jobTimeoutMs: 60_000 });
-  const storage = new LocalStorage(path.join(work, 'out'), 'http://localhost');
-  await storage.init();
-  try {
-    for (const measureMemory of [false, true]) {
-      const ffmpeg = new Ffmpeg(measureMemory ? { ...tools, ffmpeg: wrapper } : tools);
-      const synthesizer = new Synthesizer(engines, ffmpeg, storage);
-      await synthesizer.speak({ text: 'Warm up.', voice: VOICE });
-      console.log(measureMemory ? '\npeak RSS of ffmpeg children (one run each)' : `wall time, end to end, median of ${RUNS}`);
-      for (const testCase of CASES) {
-        const times: number[] = [];
-        let duration = 0;
-        for (let run = 0; run < (measureMemory ? 1 : RUNS); run += 1) {
-          await rm(peaks, { force: true });
-          const output = path.join(work, `out-${run}.mp4`);
-          const started = performance.now();
-          const speech = await synthesizer.speak({ text: TEXT, voice: VOICE });
-          duration = speech.duration;
-          await (testCase.mode === 'naive' ? naive(ffmpeg, speech, testCase, output, work) : fast(ffmpeg, speech, testCase, output));
-          times.push((performance.now() - started) / 1000);
-        }
-        if (measureMemory) {
-          const kilobytes = (await readFile(peaks, 'utf8')).trim().split('\n').map(Number);
-          console.log(`${testCase.name.padEnd(22)} ${kilobytes.map((kb) => `${Math.round(kb / 1024)} MB`).join(' + ')}`);
-        } else {
-          times.sort((a, b) => a - b);
-          const median = times[Math.floor(times.length / 2)] as number;
-          console.log(`${testCase.name.padEnd(22)} ${median.toFixed(2)} s  (${duration.toFixed(1)} s of narration, runs ${times.map((t) => t.toFixed(2)).join(' ')})`);
-        }
-      }
+export interface NaiveTimings {
+  /** The text spoken by the raw pipeline (the same engine, split and joined as the service does). */
+  synthesis: Timings;
+  /** Captions laid out, .ass and PCM written, and the one naive ffmpeg run. */
+  render: Timings;
+  /** synthesis + render of each run. */
+  total: Timings;
+}
+
+export interface VideoRow {
+  case: string;
+  /** Narration asked for, in seconds (the text is scaled to it); `duration` is what it came to. */
+  plannedSeconds: number;
+  characters: number;
+  /** Length of the video the service made, in seconds. */
+  duration: number;
+  /** POST /tts-video, end to end (answer read), per frame_rate. */
+  service: Record<FrameRate, Timings>;
+  naive?: NaiveTimings;
+  /** Seconds of video per second of wall time, from the p50s. */
+  timesRealTime: Record<FrameRate | 'naive', number | null>;
+  /** naive total p50 / service p50. */
+  speedUpOverNaive: Record<FrameRate, number> | null;
+}
+
+interface VideoResponse {
+  duration: number;
+}
+
+/**
+ * `runs` rounds of: the service's constant-rate video, its variable-rate video and, with `naive`, the naive
+ * pipeline on the same text (VIDEO-NOTES: a 30 fps colour source as long as the audio, the `subtitles` filter
+ * on the same captions as .ass, libx264 preset medium, ffmpeg's default AAC).
+ */
+export async function measureVideo(
+  service: Service,
+  raw: RawPipeline,
+  options: { voice: string; videoCase: VideoCase; seconds: number; runs: number; naive: boolean; workDir: string },
+): Promise<VideoRow> {
+  const { voice, videoCase, runs, workDir } = options;
+  const text = narrationOf(options.seconds);
+  const serviceMs: Record<FrameRate, number[]> = { constant: [], variable: [] };
+  const naiveMs = { synthesis: [] as number[], render: [] as number[], total: [] as number[] };
+  let duration = 0;
+  for (let run = 0; run < runs; run += 1) {
+    for (const frameRate of FRAME_RATES) {
+      const answer = await postOk<VideoResponse>(`${service.baseUrl}/tts-video`, {
+        text,
+        voice,
+        resolution: videoCase.resolution,
+        aspect_ratio: videoCase.aspectRatio,
+        frame_rate: frameRate,
+      });
+      duration = answer.body.duration;
+      serviceMs[frameRate].push(answer.ms);
     }
-    const ffmpeg = new Ffmpeg(tools);
-    const started = performance.now();
-    await new Synthesizer(engines, ffmpeg, storage).speak({ text: TEXT, voice: VOICE });
-    console.log(`\nsynthesis alone: ${((performance.now() - started) / 1000).toFixed(2)} s`);
-  } finally {
-    await engines.close();
-    await rm(work, { recursive: true, force: true });
+    if (options.naive) {
+      const { synthesisMs, renderMs } = await naiveVideo(raw, { text, voice, videoCase, workDir });
+      naiveMs.synthesis.push(synthesisMs);
+      naiveMs.render.push(renderMs);
+      naiveMs.total.push(synthesisMs + renderMs);
+    }
   }
+  const byRate = { constant: timings(serviceMs.constant), variable: timings(serviceMs.variable) };
+  const naive = options.naive ? { synthesis: timings(naiveMs.synthesis), render: timings(naiveMs.render), total: timings(naiveMs.total) } : undefined;
+  const realTime = (ms: number) => round(duration / (ms / 1000), 1);
+  const row: VideoRow = {
+    case: videoCase.label,
+    plannedSeconds: options.seconds,
+    characters: text.length,
+    duration,
+    service: byRate,
+    ...(naive ? { naive } : {}),
+    timesRealTime: { constant: realTime(byRate.constant.p50), variable: realTime(byRate.variable.p50), naive: naive ? realTime(naive.total.p50) : null },
+    speedUpOverNaive: naive ? { constant: round(naive.total.p50 / byRate.constant.p50, 1), variable: round(naive.total.p50 / byRate.variable.p50, 1) } : null,
+  };
+  console.log(
+    `  /tts-video ${videoCase.label}, ${duration.toFixed(1)} s: constant ${byRate.constant.p50} ms, variable ${byRate.variable.p50} ms` +
+      (naive ? `, naive ${naive.total.p50} ms (render ${naive.render.p50} ms)` : ''),
+  );
+  return row;
 }
 
-function fast(ffmpeg: Ffmpeg, speech: Speech, testCase: Case, output: string): Promise<void> {
-  const size = frameSize(testCase.resolution, testCase.aspectRatio);
-  const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: testCase.aspectRatio, fps: FPS });
-  return renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: testCase.mode as FrameRate, captions, output, timeoutMs: 120_000 });
-}
-
-/** VIDEO-NOTES' naive pipeline: a full-rate colour source, the `subtitles` filter and preset medium. */
-async function naive(ffmpeg: Ffmpeg, speech: Speech, testCase: Case, output: string, work: string): Promise<void> {
-  const size = frameSize(testCase.resolution, testCase.aspectRatio);
-  const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: testCase.aspectRatio, fps: FPS });
-  const script = path.join(work, 'naive.ass');
-  const audio = path.join(work, 'naive.m4a');
+/** Text → naive MP4; the two phases timed apart. */
+export async function naiveVideo(
+  raw: RawPipeline,
+  job: { text: string; voice: string; videoCase: VideoCase; workDir: string; ffmpegPath?: string },
+): Promise<{ synthesisMs: number; renderMs: number }> {
+  const started = performance.now();
+  const speech = await raw.speak(job.text, job.voice);
+  const spoken = performance.now();
+  const size = frameSize(job.videoCase.resolution, job.videoCase.aspectRatio);
+  const captions = layoutCaptions({ text: job.text, speech, size, aspectRatio: job.videoCase.aspectRatio, fps: FPS });
+  const script = path.join(job.workDir, 'naive.ass');
+  const audio = path.join(job.workDir, 'naive.pcm');
   await writeFile(script, assScript(captions));
-  await encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, output: audio });
-  await ffmpeg.run({
-    inputs: [
-      { source: `color=c=black:s=${size.width}x${size.height}:r=${FPS}:d=${speech.duration}`, options: ['-f', 'lavfi'] },
-      { source: audio },
+  await writeFile(audio, pcmBytes(speech));
+  await raw.ffmpeg(
+    [
+      ...['-f', 'lavfi', '-i', `color=c=0x${BACKGROUND_COLOUR}:s=${size.width}x${size.height}:r=${FPS}:d=${speech.duration}`],
+      ...['-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', audio],
     ],
-    complexFilter: `[0:v]subtitles=filename=${filterValue(script)}:fontsdir=${filterValue(FONTS_DIR)}[v]`,
-    output,
-    outputOptions: ['-map', '[v]', '-map', '1:a', '-c:v', 'libx264', '-preset', 'medium', '-pix_fmt', 'yuv420p', '-c:a', 'copy', '-movflags', '+faststart', '-f', 'mp4'],
-  });
+    [
+      ...['-filter_complex', `[0:v]subtitles=filename=${filterValue(script)}:fontsdir=${filterValue(FONTS_DIR)}[v]`],
+      ...['-map', '[v]', '-map', '1:a', '-c:v', 'libx264', '-preset', 'medium', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
+      ...['-movflags', '+faststart', '-f', 'mp4', '-y', path.join(job.workDir, 'naive.mp4')],
+    ],
+    undefined,
+    job.ffmpegPath,
+  );
+  return { synthesisMs: spoken - started, renderMs: performance.now() - spoken };
 }
-
-await main();

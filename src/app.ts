@@ -15,6 +15,7 @@ import clientSignal from './plugins/client-signal.js';
 import errorHandler from './plugins/error-handler.js';
 import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import healthRoutes from './routes/health.js';
+import openAiRoutes from './routes/openai.js';
 import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
@@ -77,7 +78,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
   const metrics = new Metrics(limiter);
   app.decorate('limiter', limiter);
-  app.decorate('jobs', new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs }, metrics));
+  app.decorate('jobs', new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs, speech: config.ttsTimeoutMs }, metrics));
   if (!deps.engines) app.addHook('onClose', async () => engines.close());
   startRetention(app, storage, config.retentionMs);
 
@@ -120,6 +121,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
   await app.register(ttsVideoRoutes);
+  await app.register(openAiRoutes, { prefix: '/v1' });
   return app;
 }
 

@@ -1,4 +1,5 @@
-import type { Readable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { ProcessError, runProcess, supervise, type ProcessLimits } from './process.js';
 import type { MediaTools } from './media-tools.js';
@@ -13,7 +14,8 @@ export interface FfmpegJob extends ProcessLimits {
   inputs: readonly FfmpegInput[];
   /** `-filter_complex` graph; user text must never appear in it (pass text through files). */
   complexFilter?: string;
-  output: string;
+  /** A file path, or a stream that gets ffmpeg's stdout as it is written (a format that needs no seeking); ended on success. */
+  output: string | Writable;
   outputOptions: readonly string[];
   /** Further outputs of the same run (e.g. several encodes of one filter graph). */
   moreOutputs?: ReadonlyArray<{ output: string; outputOptions: readonly string[] }>;
@@ -72,21 +74,31 @@ export class Ffmpeg {
         if (input.options?.length) command.inputOptions([...input.options]);
       }
       if (job.complexFilter) command.complexFilter(job.complexFilter);
-      command.output(job.output).outputOptions(['-nostdin', '-hide_banner', ...job.outputOptions]);
+      const stream = typeof job.output === 'string' ? undefined : job.output;
+      // Not ended by the pipe: fluent-ffmpeg takes the stream's 'close' for a failure, and ffmpeg's exit may come later.
+      if (typeof job.output === 'string') command.output(job.output);
+      else command.output(job.output, { end: false });
+      command.outputOptions(['-nostdin', '-hide_banner', ...job.outputOptions]);
       for (const more of job.moreOutputs ?? []) command.output(more.output).outputOptions([...more.outputOptions]);
 
       let supervision: ReturnType<typeof supervise> | undefined;
+      let stdoutDone: Promise<void> = Promise.resolve();
       const onEarlyAbort = () => reject(this.failure({ isCanceled: true }));
       job.signal?.addEventListener('abort', onEarlyAbort, { once: true });
       command.on('start', () => {
         job.signal?.removeEventListener('abort', onEarlyAbort);
-        const child = (command as unknown as { ffmpegProc: import('node:child_process').ChildProcess }).ffmpegProc;
+        const child = (command as unknown as { ffmpegProc: ChildProcess }).ffmpegProc;
         supervision = supervise(child, job);
+        // fluent-ffmpeg reports the end at exit, possibly before the last of stdout has been piped on.
+        if (stream && child.stdout) stdoutDone = new Promise((done) => child.stdout?.once('close', done));
       });
       command.on('end', () => {
         supervision?.release();
         job.signal?.removeEventListener('abort', onEarlyAbort);
-        resolve();
+        void stdoutDone.then(() => {
+          stream?.end();
+          resolve();
+        });
       });
       command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
         supervision?.release();

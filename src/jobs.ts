@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { AppError, isAppError } from './errors.js';
 import type { Limiter } from './limiter.js';
 
-export type Operation = 'tts' | 'tts-video';
+/** `speech`: the OpenAI-compatible endpoint, whose job lasts until its stream is encoded. */
+export type Operation = 'tts' | 'tts-video' | 'speech';
 
 export interface JobObserver {
   jobFinished(operation: Operation, seconds: number, outcome: string): void;

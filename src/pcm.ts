@@ -23,6 +23,9 @@ export interface Speech {
   words: WordTiming[];
 }
 
+const GAP_SECONDS = 0.25;
+const EDGE_SECONDS = 0.05;
+
 export interface JoinOptions {
   /** Silence between sentences. */
   gapSeconds?: number;
@@ -40,8 +43,8 @@ export interface JoinOptions {
  */
 export function joinSpeech(chunks: readonly SpokenSpan[], options: JoinOptions = {}): Speech {
   const sampleRate = chunks[0]?.sampleRate ?? 22050;
-  const gap = Math.round((options.gapSeconds ?? 0.25) * sampleRate);
-  const edge = Math.round((options.edgeSeconds ?? 0.05) * sampleRate);
+  const gap = Math.round((options.gapSeconds ?? GAP_SECONDS) * sampleRate);
+  const edge = Math.round((options.edgeSeconds ?? EDGE_SECONDS) * sampleRate);
   const fade = Math.max(1, Math.round((options.fadeSeconds ?? 0.005) * sampleRate));
   const threshold = options.silenceThreshold ?? 200;
 
@@ -79,6 +82,42 @@ export function joinSpeech(chunks: readonly SpokenSpan[], options: JoinOptions =
     cursor += piece.length;
   }
   return { samples, sampleRate, duration: total / sampleRate, sentences, words };
+}
+
+/**
+ * joinSpeech one chunk at a time, for streaming: push the chunks in order and get the samples each adds, then
+ * end() for the closing silence. Laid end to end, the pieces are the samples joinSpeech makes of the same chunks.
+ */
+export class SpeechJoiner {
+  private started = false;
+
+  constructor(
+    readonly sampleRate: number,
+    private readonly options: JoinOptions = {},
+  ) {}
+
+  push(chunk: SpokenSpan): Int16Array {
+    if (chunk.sampleRate !== this.sampleRate) throw new Error('All chunks of one speech must share a sample rate');
+    const piece = joinSpeech([chunk], { ...this.options, edgeSeconds: 0 }).samples;
+    if (piece.length === 0) return piece;
+    const lead = this.silence(this.started ? (this.options.gapSeconds ?? GAP_SECONDS) : this.edgeSeconds);
+    this.started = true;
+    const samples = new Int16Array(lead + piece.length);
+    samples.set(piece, lead);
+    return samples;
+  }
+
+  end(): Int16Array {
+    return new Int16Array(this.silence(this.edgeSeconds) * (this.started ? 1 : 2));
+  }
+
+  private get edgeSeconds(): number {
+    return this.options.edgeSeconds ?? EDGE_SECONDS;
+  }
+
+  private silence(seconds: number): number {
+    return Math.round(seconds * this.sampleRate);
+  }
 }
 
 function fadeEdges(samples: Int16Array, start: number, length: number, fade: number): void {

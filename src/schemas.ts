@@ -59,21 +59,41 @@ export const TtsRequest = Type.Object(
     speed: Type.Optional(
       Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: 'Playback speed; pitch is kept.' }),
     ),
+    timestamps: Type.Optional(
+      Type.Boolean({ default: false, description: 'Also return every word with its times in the file, and WebVTT and SRT captions.' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type TtsRequest = Static<typeof TtsRequest>;
 
-export const TtsResponse = Type.Object({
+export const WordTimestamp = Type.Object({
+  word: Type.String({ description: 'The word as it stands in `text` (the same as text.substr(text_offset, text_length)).' }),
+  start: Type.Number({ description: 'Seconds into the file, after `speed`.' }),
+  end: Type.Number({ description: 'Seconds into the file, after `speed`.' }),
+  text_offset: Type.Integer({ description: 'UTF-16 offset of the word in `text` exactly as sent.' }),
+  text_length: Type.Integer({ description: 'UTF-16 length of the word in `text`.' }),
+});
+export type WordTimestamp = Static<typeof WordTimestamp>;
+
+/** What every successful answer says: the price and what was billed. */
+const Billed = {
   status: Type.Literal('success'),
-  url: Type.String({ description: '`<CDN_URL>/audio/<name>.<format>`' }),
-  duration: Type.Number({ description: 'Length of the file in seconds.' }),
   cost: Type.Number({ description: 'Price of the request in the currency of `currency`.' }),
   currency: Type.String({ description: 'ISO 4217 code of `cost`.' }),
-  format: AudioFormat,
   voice: Type.String(),
   characters: Type.Integer({ description: 'Characters billed (the length of `text`).' }),
+};
+
+export const TtsResponse = Type.Object({
+  ...Billed,
+  url: Type.String({ description: '`<CDN_URL>/audio/<name>.<format>`' }),
+  duration: Type.Number({ description: 'Length of the file in seconds.' }),
+  format: AudioFormat,
   bytes: Type.Integer({ description: 'Size of the file.' }),
+  words: Type.Optional(Type.Array(WordTimestamp, { description: 'With `timestamps`: every word of `text`, in order.' })),
+  captionsUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.vtt`, WebVTT with word timestamps.' })),
+  srtUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.srt`, the same captions as SRT.' })),
 });
 export type TtsResponse = Static<typeof TtsResponse>;
 
@@ -123,19 +143,15 @@ export const TtsVideoRequest = Type.Object(
 export type TtsVideoRequest = Static<typeof TtsVideoRequest>;
 
 export const TtsVideoResponse = Type.Object({
-  status: Type.Literal('success'),
+  ...Billed,
   url: Type.String({ description: '`<CDN_URL>/video/<name>.mp4`: H.264 (yuv420p) and AAC in MP4, moov atom first.' }),
   captionsUrl: Type.String({ description: '`<CDN_URL>/captions/<name>.vtt`: the same captions as WebVTT, with word timestamps.' }),
   duration: Type.Number({ description: 'Length of the video in seconds.' }),
-  cost: Type.Number({ description: 'Price of the request in the currency of `currency`.' }),
-  currency: Type.String({ description: 'ISO 4217 code of `cost`.' }),
   width: Type.Integer(),
   height: Type.Integer(),
   fps: Type.Integer(),
   frameRate: FrameRate,
   subtitles: Type.Boolean({ description: 'Whether captions are burned into the picture.' }),
-  voice: Type.String(),
-  characters: Type.Integer({ description: 'Characters billed (the length of `text`).' }),
   bytes: Type.Integer({ description: 'Size of the video file.' }),
 });
 export type TtsVideoResponse = Static<typeof TtsVideoResponse>;
@@ -153,3 +169,71 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
+
+/** OpenAI's limit for `input`. */
+export const MAX_SPEECH_INPUT = 4096;
+
+/** What `model` accepts on /v1/audio/speech: OpenAI's names and ours, all the same local synthesis. */
+export const SPEECH_MODELS = ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-mini-tts-2025-12-15', 'voxreel'] as const;
+
+export const SpeechFormat = Type.Union(
+  [Type.Literal('mp3'), Type.Literal('opus'), Type.Literal('aac'), Type.Literal('flac'), Type.Literal('wav'), Type.Literal('pcm')],
+  {
+    default: 'mp3',
+    description:
+      'All at 24 kHz mono: mp3 (64 kb/s), opus (Ogg Opus), aac (ADTS), flac, wav (16-bit), pcm (raw 16-bit little-endian). ' +
+      'mp3, opus, aac and pcm are sent as they are encoded.',
+  },
+);
+export type SpeechFormat = Static<typeof SpeechFormat>;
+
+const SpeechVoiceName = Type.String({ minLength: 1, maxLength: 100, description: 'An OpenAI voice name (alloy, ash, …) or a voice id from GET /voices.' });
+
+export const SpeechRequest = Type.Object(
+  {
+    model: Type.Union(
+      SPEECH_MODELS.map((id) => Type.Literal(id)),
+      { description: 'Any id from GET /v1/models; they all synthesize the same way.' },
+    ),
+    input: NonBlankText(MAX_SPEECH_INPUT),
+    voice: Type.Union([SpeechVoiceName, Type.Object({ id: SpeechVoiceName }, { additionalProperties: false })]),
+    instructions: Type.Optional(Type.String({ maxLength: MAX_SPEECH_INPUT, description: 'Accepted and ignored: the local engines take no style instructions.' })),
+    response_format: Type.Optional(SpeechFormat),
+    speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4, default: 1, description: 'Playback speed; pitch is kept.' })),
+    stream_format: Type.Optional(
+      Type.Union([Type.Literal('audio'), Type.Literal('sse')], {
+        default: 'audio',
+        description: '`audio`: the bytes themselves; `sse`: server-sent events `speech.audio.delta` (base64) then `speech.audio.done`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SpeechRequest = Static<typeof SpeechRequest>;
+
+export const ModelList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      object: Type.Literal('model'),
+      created: Type.Integer({ description: 'Unix time.' }),
+      owned_by: Type.String(),
+    }),
+  ),
+});
+export type ModelList = Static<typeof ModelList>;
+
+/** The error body of the /v1 routes: OpenAI's. */
+export const OpenAiErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String(),
+      type: Type.String({ description: '`invalid_request_error`, `authentication_error`, `rate_limit_error` or `server_error`.' }),
+      param: Type.Union([Type.String(), Type.Null()], { description: 'The request field at fault.' }),
+      code: Type.Union([Type.String(), Type.Null()], { description: 'Stable machine-readable code, see README.' }),
+    }),
+  },
+  { $id: 'OpenAiErrorBody' },
+);
+export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;

@@ -18,7 +18,7 @@ let t: TestApp;
 beforeAll(async () => {
   engines = await createEngines({ poolSize: 1, jobTimeoutMs: 30_000 });
   process.env.REAL_FFMPEG = ffmpeg.tools.ffmpeg;
-  t = await buildTestApp({ TTS_TIMEOUT_MS: '1500' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
+  t = await buildTestApp({ TTS_TIMEOUT_MS: '1500', VIDEO_TIMEOUT_MS: '1500' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
 });
 afterAll(async () => {
   await t?.close();
@@ -46,6 +46,21 @@ describe('a misbehaving ffmpeg fails only its request', () => {
     expect(body.error.code).toBe(code);
     expect(body.error.message).not.toMatch(/fake-ffmpeg|SIGSEGV/); // causes stay in the log
     // the stubborn one ignores SIGTERM and needs the SIGKILL escalation (2 s)
+    await expect.poll(fakeFfmpegProcesses, { timeout: 5000 }).toEqual([]);
+    expect(await t.listFiles()).toEqual([]);
+  });
+});
+
+describe('a misbehaving ffmpeg fails only its video request', () => {
+  it.each([
+    ['hang', 504, 'JOB_TIMEOUT'],
+    ['crash', 502, 'MEDIA_FAILED'],
+    ['garbage', 502, 'MEDIA_FAILED'],
+  ])('%s → %i %s, no orphan, neither the video nor its captions left behind', async (mode, status, code) => {
+    process.env.FAKE_FFMPEG = mode;
+    const response = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Faults are contained.', voice: 'espeak-ng:en-us' } });
+    expect(response.statusCode, response.body).toBe(status);
+    expect(response.json<ErrorBody>().error.code).toBe(code);
     await expect.poll(fakeFfmpegProcesses, { timeout: 5000 }).toEqual([]);
     expect(await t.listFiles()).toEqual([]);
   });

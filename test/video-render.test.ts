@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,11 +22,11 @@ afterAll(async () => rm(work, { recursive: true, force: true }));
 async function render(
   resolution: VideoResolution,
   aspectRatio: AspectRatio,
-  options: { frameRate?: FrameRate; subtitles?: boolean } = {},
+  options: { frameRate?: FrameRate; subtitles?: boolean; tag?: string } = {},
 ): Promise<{ file: string; captions: Captions }> {
   const size = frameSize(resolution, aspectRatio);
   const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio, fps: FPS });
-  const file = path.join(work, `${resolution}-${aspectRatio.replace(':', 'x')}-${options.frameRate ?? 'constant'}-${options.subtitles ?? true}.mp4`);
+  const file = path.join(work, `${resolution}-${aspectRatio.replace(':', 'x')}-${options.frameRate ?? 'constant'}-${options.subtitles ?? true}${options.tag ?? ''}.mp4`);
   await renderVideo(ffmpeg, {
     speech,
     size,
@@ -95,6 +95,21 @@ describe('renderVideo options', () => {
     }
     const [video] = await rawStreams(file);
     expect(Number(video?.nb_frames)).toBe(captions.frames);
+  });
+
+  it('draws the same captions on a machine without fonts: the font ships with the project', async () => {
+    const normal = await render('720p', '1:1');
+    // fontconfig with no font directory at all: libass finds only the fonts we hand it.
+    const config = path.join(work, 'no-fonts.conf');
+    await writeFile(config, `<?xml version="1.0"?>\n<fontconfig><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`);
+    process.env.FONTCONFIG_FILE = config;
+    try {
+      const isolated = await render('720p', '1:1', { tag: '-no-fonts' });
+      expect(captionPixels(await decodeFrame(isolated.file, frameInCue(isolated.captions, 0), FPS), 720).count).toBeGreaterThan(200);
+      expect(await frameHashes(isolated.file, FPS)).toEqual(await frameHashes(normal.file, FPS));
+    } finally {
+      delete process.env.FONTCONFIG_FILE;
+    }
   });
 
   it('lights the highlighted word within a frame of its start', async () => {

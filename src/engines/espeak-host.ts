@@ -4,8 +4,10 @@ import { serveJobs } from './host-runtime.js';
 import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './espeak-protocol.js';
 
 const VARIANTS_DIR = '/usr/share/espeak-ng-data/voices/!v';
-const WARM_UP_TEXT = 'The quick brown fox jumps over the lazy dog. Sphinx of black quartz, judge my vow! Pack my box with 25 jugs.';
-const WARM_UP_ROUNDS = 3;
+const WARM_UP_TEXT =
+  'The quick brown fox jumps over the lazy dog. "Sphinx of black quartz, judge my vow!" Pack my box with 25 jugs; ' +
+  'how vexingly quick daft zebras jump? Dr. Smith paid $1,234.50 on 12/03/2024 &amp; left at 9:45 p.m. (really).';
+const WARM_UP_ROUNDS = 4;
 
 const espeak = await createEspeakModule();
 const synthesizer = new espeak.eSpeakNGWorker();

@@ -20,23 +20,26 @@ export interface EspeakVoiceChoice {
   espeakName: string;
 }
 
-/** eSpeak writes language tags in lowercase; BCP-47 wants `en-GB-scotland`, `cmn-Latn-pinyin`, `es-419`. */
+// eSpeak language codes that are not BCP-47 language subtags.
+const LANGUAGE_ALIASES: Record<string, string> = { piqd: 'tlh-Piqd' };
+
+/**
+ * eSpeak writes language tags in lowercase and in its own order (`chr-us-qaaa-x-west`); BCP-47 wants
+ * `en-GB-scotland`, `cmn-Latn-pinyin`, `es-419`, `chr-Qaaa-US-x-west`.
+ */
 export function toBcp47(code: string): string {
-  let privateUse = false;
-  return code
-    .split('-')
-    .map((part, index) => {
-      const lower = part.toLowerCase();
-      if (index === 0 || privateUse) return lower;
-      if (lower === 'x') {
-        privateUse = true;
-        return lower;
-      }
-      if (/^[a-z]{2}$/.test(lower)) return lower.toUpperCase();
-      if (/^[a-z]{4}$/.test(lower)) return lower.charAt(0).toUpperCase() + lower.slice(1);
-      return lower;
-    })
-    .join('-');
+  const [main = '', ...privateUse] = code.toLowerCase().split('-x-');
+  const [language = '', ...subtags] = main.split('-');
+  const scripts: string[] = [];
+  const regions: string[] = [];
+  const variants: string[] = [];
+  for (const subtag of subtags) {
+    if (/^[a-z]{4}$/.test(subtag)) scripts.push(subtag.charAt(0).toUpperCase() + subtag.slice(1));
+    else if (/^([a-z]{2}|\d{3})$/.test(subtag)) regions.push(subtag.toUpperCase());
+    else variants.push(subtag);
+  }
+  const tag = [LANGUAGE_ALIASES[language] ?? language, ...scripts, ...regions, ...variants].join('-');
+  return privateUse.length > 0 ? `${tag}-x-${privateUse.join('-x-')}` : tag;
 }
 
 export function toVariantId(file: string): string {

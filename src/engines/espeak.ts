@@ -36,8 +36,11 @@ export class EspeakEngine implements Engine {
     try {
       await pool.warmUp();
       const description = await pool.run({ kind: 'describe' });
-      if (description.kind !== 'description') throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its voices.' });
-      return new EspeakEngine(pool, new EspeakVoiceCatalog(description.voices, description.variants, description.sampleRate));
+      if (description.kind !== 'description') {
+        throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its voices.' });
+      }
+      const { voices, variants, sampleRate } = description;
+      return new EspeakEngine(pool, new EspeakVoiceCatalog(voices, variants, sampleRate));
     } catch (error) {
       await pool.close();
       throw error;
@@ -63,7 +66,9 @@ export class EspeakEngine implements Engine {
     const source = sanitizeText(text);
     const ssml = toEspeakSsml(source);
     const result = await this.pool.run({ kind: 'synthesize', voice: choice.espeakName, ssml: ssml.text }, options);
-    if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG answered with something else than speech.' });
+    if (result.kind !== 'speech') {
+      throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG answered with something else than speech.' });
+    }
     const duration = result.samples.length / result.sampleRate;
     return {
       samples: result.samples,

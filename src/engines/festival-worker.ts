@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../process.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
+import { whenExited, type ExitStatus } from './child-exit.js';
 import { decodeWav, type PcmAudio } from './wav.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -76,7 +77,7 @@ export interface FestivalWorkerOptions {
  */
 export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   private readonly stderr = new TailBuffer();
-  private readonly exited: Promise<void>;
+  private readonly exited: Promise<ExitStatus>;
   private lineBuffer = '';
   private onLine: ((line: string) => void) | undefined;
   private busy = false;
@@ -92,25 +93,28 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
       // EPIPE once Festival is gone; its exit is what reports the failure.
     });
     child.on('error', (error) => this.stderr.push(`${error.message}\n`));
-    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+    this.exited = whenExited(child);
   }
 
   static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
     const child = spawn(options.festivalPath, ['--pipe'], { stdio: ['pipe', 'ignore', 'pipe'] });
     const worker = new FestivalWorker(child, options);
     return new Promise((resolve, reject) => {
+      let starting = true;
+      let late = false;
       const timer = setTimeout(() => {
+        late = true;
         child.kill('SIGKILL');
       }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+      void worker.exited.then((status) => {
+        if (!starting) return;
         clearTimeout(timer);
-        reject(worker.failure('exited while starting', exitCode, signal));
-      };
-      child.once('close', onClose);
+        reject(worker.failure(late ? 'did not start in time' : 'exited while starting', status));
+      });
       worker.onLine = (line) => {
         if (line !== `${MARKER}-READY`) return;
+        starting = false;
         clearTimeout(timer);
-        child.off('close', onClose);
         worker.onLine = undefined;
         resolve(worker);
       };
@@ -130,7 +134,11 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
     if (!this.available) throw new AppError('ENGINE_FAILED', { message: 'The Festival process is not available.' });
     this.busy = true;
     const directory = await mkdtemp(join(tmpdir(), 'voxreel-festival-'));
-    const files = { text: join(directory, 'text.txt'), wave: join(directory, 'speech.wav'), words: join(directory, 'words.tsv') };
+    const files = {
+      text: join(directory, 'text.txt'),
+      wave: join(directory, 'speech.wav'),
+      words: join(directory, 'words.tsv'),
+    };
     try {
       await writeFile(files.text, text);
       const id = String(this.nextId++);
@@ -139,11 +147,14 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
         `(voxreel-synth "${id}" ${schemeString(files.text)} ${schemeString(files.wave)} ${schemeString(files.words)})`,
         limits,
       );
-      const [wave, words] = await Promise.all([readFile(files.wave).catch(ifMissing(undefined)), readFile(files.words, 'utf8')]);
+      const [wave, words] = await Promise.all([
+        readFile(files.wave).catch(ifMissing(undefined)),
+        readFile(files.words, 'utf8'),
+      ]);
       const audio = wave ? decodeWav(wave) : { samples: new Int16Array(0), sampleRate: this.options.sampleRate };
       return { ...audio, tokens: parseTokens(words) };
     } catch (error) {
-      // A missing or unreadable result means this Festival is in an unknown state.
+      // Anything else (temporary files, a missing or unreadable result) leaves this Festival in an unknown state.
       if (!(error instanceof AppError)) {
         this.child.kill('SIGKILL');
         throw new AppError('ENGINE_FAILED', { cause: error });
@@ -156,7 +167,10 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.exited;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      await this.exited;
+      return;
+    }
     const supervision = supervise(this.child, { signal: AbortSignal.abort() });
     await this.exited;
     supervision.release();
@@ -166,21 +180,22 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   private command(id: string, scheme: string, limits: ProcessLimits): Promise<void> {
     const supervision = supervise(this.child, limits);
     return new Promise<void>((resolve, reject) => {
-      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-        done();
-        reject(jobFailure(supervision, this.failure('exited during a job', exitCode, signal, supervision)));
-      };
+      let settled = false;
       const done = () => {
+        settled = true;
         this.onLine = undefined;
-        this.child.off('close', onClose);
         supervision.release();
       };
+      void this.exited.then((status) => {
+        if (settled) return;
+        done();
+        reject(jobFailure(supervision, this.failure('exited during a job', status, supervision)));
+      });
       this.onLine = (line) => {
         if (line !== `${MARKER}-DONE ${id}`) return;
         done();
         resolve();
       };
-      this.child.once('close', onClose);
       // On a Scheme error Festival skips the rest of the command: no DONE marker, so report it and stop the process.
       this.child.stdin?.write(`(unwind-protect ${scheme} (begin (format stderr "\\n${MARKER}-FAILED\\n") (quit)))\n`);
     });
@@ -194,16 +209,11 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
     for (const line of lines) this.onLine?.(line.trim());
   }
 
-  private failure(
-    reason: string,
-    exitCode: number | null,
-    signal: NodeJS.Signals | null,
-    supervision?: { timedOut: boolean; isCanceled: boolean },
-  ): ProcessError {
+  private failure(reason: string, status: ExitStatus, supervision?: Supervision): ProcessError {
     return new ProcessError({
       command: `${this.options.festivalPath} (${reason})`,
-      exitCode,
-      signal,
+      exitCode: status.exitCode,
+      signal: status.signal,
       timedOut: supervision?.timedOut ?? false,
       isCanceled: supervision?.isCanceled ?? false,
       stderrTail: this.stderr.toString(),

@@ -12,14 +12,17 @@ export interface FliteJob {
 }
 
 export interface FliteEngineOptions {
-  /** Jobs running at once, each in its own process. */
+  /** Processes, each running one job at a time. */
   poolSize: number;
   jobTimeoutMs: number;
+  /** Jobs before a process is replaced by a fresh one (each job always gets a fresh WebAssembly instance). */
+  jobsPerProcess?: number;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
 }
 
 const FLITE_SAMPLE_RATE = 16_000;
+const DEFAULT_JOBS_PER_PROCESS = 50;
 
 const VOICES: readonly Voice[] = [
   { name: 'AWB, Scottish English', voice: 'awb', language: 'en-GB-scotland', gender: 'male' as const },
@@ -35,13 +38,14 @@ const VOICES: readonly Voice[] = [
   wordTimings: false,
 }));
 
-// Node's WASI, with V8 fast API calls, writes through a stale memory pointer once the module's memory has grown
-// (texts over ~800 characters): the heap gets corrupted and the process aborts. Without fast calls it holds.
+// Node's WASI, called through V8 fast API calls, writes through a stale pointer once the module's memory has grown
+// (one text over ~800 characters, or a few jobs in one process): the heap gets corrupted and the process aborts or
+// segfaults. Without fast calls, hundreds of jobs of up to 5000 characters run in one process.
 const HOST_EXEC_ARGV = ['--no-turbo-fast-api-calls', '--disable-warning=ExperimentalWarning'];
 
 /**
- * Flite (WebAssembly on WASI, BSD) with one fresh process per job. A child with the module compiled and instantiated
- * is kept waiting for its job, so the start-up does not count against the request.
+ * Flite (WebAssembly on WASI, BSD) in child processes that compile the module once and run each job in a fresh
+ * instance, prepared before the job arrives. A process is replaced after `jobsPerProcess` jobs; one stays warm.
  */
 export class FliteEngine implements Engine {
   readonly name = 'flite';
@@ -54,7 +58,13 @@ export class FliteEngine implements Engine {
       size: options.poolSize,
       warm: 1,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => HostWorker.start<FliteJob, PcmAudio>({ module, isResult: isPcmAudio, execArgv: HOST_EXEC_ARGV, maxJobs: 1 }),
+      start: () =>
+        HostWorker.start<FliteJob, PcmAudio>({
+          module,
+          isResult: isPcmAudio,
+          execArgv: HOST_EXEC_ARGV,
+          maxJobs: options.jobsPerProcess ?? DEFAULT_JOBS_PER_PROCESS,
+        }),
     });
     try {
       await pool.warmUp();
@@ -77,7 +87,8 @@ export class FliteEngine implements Engine {
   async synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
     const voice = this.findVoice(voiceId);
     if (!voice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
-    const { samples, sampleRate } = await this.pool.run({ voice: voice.id.slice('flite:'.length), text: sanitizeText(text) }, options);
+    const job = { voice: voice.id.slice('flite:'.length), text: sanitizeText(text) };
+    const { samples, sampleRate } = await this.pool.run(job, options);
     return { samples, sampleRate };
   }
 

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../process.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
+import { whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -32,7 +33,7 @@ export interface HostWorkerOptions<Result> {
 /** A Node child process running an engine host (see host-runtime.ts), one job at a time over IPC. */
 export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   private readonly output = new TailBuffer();
-  private readonly exited: Promise<void>;
+  private readonly exited: Promise<ExitStatus>;
   private busy = false;
   private retired = false;
   private jobs = 0;
@@ -45,7 +46,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
     child.on('error', (error) => this.output.push(`${error.message}\n`));
-    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+    this.exited = whenExited(child);
   }
 
   static start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
@@ -56,27 +57,25 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     });
     const worker = new HostWorker<Job, Result>(child, options);
     return new Promise((resolve, reject) => {
+      let starting = true;
+      let late = false;
       const timer = setTimeout(() => {
-        cleanup();
+        late = true;
         child.kill('SIGKILL');
-        reject(worker.failure('did not start in time'));
       }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
       const onMessage = (message: unknown) => {
         if (!isHostReady(message)) return;
-        cleanup();
-        resolve(worker);
-      };
-      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-        cleanup();
-        reject(worker.failure('exited while starting', { exitCode, signal }));
-      };
-      const cleanup = () => {
+        starting = false;
         clearTimeout(timer);
         child.off('message', onMessage);
-        child.off('close', onClose);
+        resolve(worker);
       };
       child.on('message', onMessage);
-      child.once('close', onClose);
+      void worker.exited.then((status) => {
+        if (!starting) return;
+        clearTimeout(timer);
+        reject(worker.failure(late ? 'did not start in time' : 'exited while starting', status));
+      });
     });
   }
 
@@ -89,16 +88,18 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   }
 
   run(job: Job, limits: ProcessLimits): Promise<Result> {
-    if (!this.available) return Promise.reject(new AppError('ENGINE_FAILED', { message: 'The engine process is not available.' }));
+    if (!this.available) {
+      return Promise.reject(new AppError('ENGINE_FAILED', { message: 'The engine process is not available.' }));
+    }
     this.busy = true;
     const id = this.nextId++;
     const supervision = supervise(this.child, limits);
-    let protocolError: string | undefined;
-
     return new Promise<Result>((resolve, reject) => {
+      let settled = false;
+      let protocolError: string | undefined;
       const settle = () => {
+        settled = true;
         this.child.off('message', onMessage);
-        this.child.off('close', onClose);
         supervision.release();
         this.busy = false;
         this.jobs += 1;
@@ -110,24 +111,19 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
         this.child.kill('SIGKILL');
       };
       const onMessage = (message: unknown) => {
+        if (settled) return;
         if (!isHostReply(message) || message.id !== id) return fail('sent an unexpected message');
         if (!message.ok) return fail(`failed: ${message.error}`);
         if (!this.options.isResult(message.result)) return fail('sent a malformed result');
         settle();
         resolve(message.result);
       };
-      const onClose = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-        settle();
-        const cause = this.failure(protocolError ?? 'exited during a job', {
-          exitCode,
-          signal,
-          timedOut: supervision.timedOut,
-          isCanceled: supervision.isCanceled,
-        });
-        reject(protocolError ? new AppError('ENGINE_FAILED', { cause }) : jobFailure(supervision, cause));
-      };
       this.child.on('message', onMessage);
-      this.child.once('close', onClose);
+      void this.exited.then((status) => {
+        if (settled) return;
+        settle();
+        reject(this.jobError(protocolError, status, supervision));
+      });
       const request: HostRequest<Job> = { id, job };
       this.child.send(request, (error) => {
         if (error) fail(`could not be sent the job: ${error.message}`);
@@ -136,7 +132,10 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   }
 
   async close(): Promise<void> {
-    if (!this.alive) return this.exited;
+    if (!this.alive) {
+      await this.exited;
+      return;
+    }
     const supervision = supervise(this.child, { signal: AbortSignal.abort() });
     await this.exited;
     supervision.release();
@@ -155,10 +154,16 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     void this.exited.then(() => clearTimeout(timer));
   }
 
-  private failure(
-    reason: string,
-    status: { exitCode?: number | null; signal?: NodeJS.Signals | null; timedOut?: boolean; isCanceled?: boolean } = {},
-  ): ProcessError {
+  private jobError(protocolError: string | undefined, status: ExitStatus, supervision: Supervision): AppError {
+    const cause = this.failure(protocolError ?? 'exited during a job', {
+      ...status,
+      timedOut: supervision.timedOut,
+      isCanceled: supervision.isCanceled,
+    });
+    return protocolError ? new AppError('ENGINE_FAILED', { cause }) : jobFailure(supervision, cause);
+  }
+
+  private failure(reason: string, status: Partial<ExitStatus> & { timedOut?: boolean; isCanceled?: boolean }): ProcessError {
     return new ProcessError({
       command: `${basename(this.options.module)} (${reason})`,
       exitCode: status.exitCode ?? null,

@@ -10,7 +10,7 @@ export type { EspeakVariant } from './espeak-voices.js';
 export type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
 
 export interface EngineOptions {
-  /** eSpeak NG: warm processes; Flite: jobs at once. Festival always runs one process. */
+  /** Processes for eSpeak NG and for Flite, each running one job at a time. Festival runs one process. */
   poolSize: number;
   /** A job running longer is killed and fails with JOB_TIMEOUT. */
   jobTimeoutMs: number;
@@ -76,8 +76,8 @@ class Registry implements EngineRegistry {
   }
 
   findVoice(voiceId: string): Voice | undefined {
-    const engineName = voiceId.slice(0, voiceId.indexOf(':')).toLowerCase();
-    return this.byName.get(engineName)?.findVoice(voiceId);
+    const colon = voiceId.indexOf(':');
+    return colon === -1 ? undefined : this.byName.get(voiceId.slice(0, colon).toLowerCase())?.findVoice(voiceId);
   }
 
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk> {

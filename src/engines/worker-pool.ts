@@ -29,6 +29,10 @@ interface QueuedJob<Job, Result> {
   onAbort: () => void;
 }
 
+function shuttingDown(): AppError {
+  return new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' });
+}
+
 /** The error a job ends with once its worker died: why the worker was stopped decides the code. */
 export function jobFailure(supervision: Supervision, cause: unknown): AppError {
   if (supervision.timedOut) return new AppError('JOB_TIMEOUT', { cause });
@@ -51,7 +55,7 @@ export class WorkerPool<Job, Result> {
   constructor(private readonly options: WorkerPoolOptions<Job, Result>) {}
 
   run(job: Job, { signal }: { signal?: AbortSignal } = {}): Promise<Result> {
-    if (this.closed) return Promise.reject(new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' }));
+    if (this.closed) return Promise.reject(shuttingDown());
     if (signal?.aborted) return Promise.reject(new AppError('CLIENT_CLOSED'));
     return new Promise<Result>((resolve, reject) => {
       const entry: QueuedJob<Job, Result> = {
@@ -84,7 +88,7 @@ export class WorkerPool<Job, Result> {
     this.closed = true;
     for (const entry of this.queue.splice(0)) {
       entry.signal?.removeEventListener('abort', entry.onAbort);
-      entry.reject(new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' }));
+      entry.reject(shuttingDown());
     }
     await Promise.allSettled([...this.starting]);
     const workers = [...this.idle.splice(0), ...this.busy];
@@ -119,7 +123,7 @@ export class WorkerPool<Job, Result> {
   }
 
   private startWorker(): void {
-    const started: Promise<void> = this.options.start().then(
+    const started: Promise<void> = new Promise<PoolWorker<Job, Result>>((resolve) => resolve(this.options.start())).then(
       (worker) => {
         this.starting.delete(started);
         this.warming = true;

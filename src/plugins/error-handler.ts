@@ -63,8 +63,9 @@ export function errorBody(error: AppError, requestId: string): ErrorBody {
   };
 }
 
-async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+/** An error handler that logs, sets the status and Retry-After, and answers with the body `toBody` makes. */
+export function errorResponder(toBody: (error: AppError, request: FastifyRequest, thrown: unknown) => unknown) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError.statusCode >= 500) {
       request.log.error({ err: error, code: appError.code }, 'request failed');
@@ -74,13 +75,17 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
     // 5xx text is ours, never the cause's: internals stay in the log.
     const shown = appError.code === 'INTERNAL_ERROR' ? new AppError('INTERNAL_ERROR') : appError;
     if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter));
-    return reply.code(appError.statusCode).send(errorBody(shown, request.id));
-  });
+    return reply.code(appError.statusCode).send(toBody(shown, request, error));
+  };
+}
 
-  app.setNotFoundHandler((request, reply) => {
-    const error = new AppError('NOT_FOUND', { message: `${ErrorTable.NOT_FOUND.message} (${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)})` });
-    return reply.code(404).send(errorBody(error, request.id));
-  });
+export function notFoundError(request: FastifyRequest): AppError {
+  return new AppError('NOT_FOUND', { message: `${ErrorTable.NOT_FOUND.message} (${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)})` });
+}
+
+async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler(errorResponder((error, request) => errorBody(error, request.id)));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(notFoundError(request), request.id)));
 }
 
 export default fp(errorHandlerPlugin, { name: 'error-handler' });

@@ -19,7 +19,7 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request.body;
       const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate };
       maker.validate(job);
-      const result = await app.jobs.run('tts-video', request.signal, (signal) => maker.make({ ...job, signal }));
+      const result = await app.jobs.run('tts-video', request.clientSignal, (signal) => maker.make({ ...job, signal }));
       request.log.info({ ...job, text: undefined, characters: text.length, file: result.video.key }, 'video stored');
       return {
         status: 'success' as const,

@@ -14,10 +14,10 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { text, voice, format = 'mp3', speed = 1 } = request.body;
+      const { text, voice, format = 'mp3', speed = 1, timestamps = false } = request.body;
       app.synthesizer.validate({ text, voice });
       const result = await app.jobs.run('tts', request.clientSignal, (signal) =>
-        app.synthesizer.renderAudio({ text, voice, encoding: format, speed, signal }),
+        app.synthesizer.renderAudio({ text, voice, encoding: format, speed, timestamps, signal }),
       );
       request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');
       return {
@@ -30,6 +30,19 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         voice,
         characters: text.length,
         bytes: result.file.bytes,
+        ...(result.words && result.captions
+          ? {
+              words: result.words.map((word) => ({
+                word: text.slice(word.offset, word.offset + word.length),
+                start: word.start,
+                end: word.end,
+                text_offset: word.offset,
+                text_length: word.length,
+              })),
+              captionsUrl: result.captions.vtt.url,
+              srtUrl: result.captions.srt.url,
+            }
+          : {}),
       };
     },
   );

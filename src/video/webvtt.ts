@@ -1,15 +1,7 @@
+import { escapeVttText, vttTime } from '../captions.js';
 import type { Captions } from './layout.js';
 
-/** Cue text is HTML-like: these three are the only characters WebVTT interprets (`-->` needs its `>`). */
-export function escapeVttText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-export function vttTime(seconds: number): string {
-  const ms = Math.round(seconds * 1000);
-  const pad = (value: number, width = 2) => String(value).padStart(width, '0');
-  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
-}
+export { escapeVttText, vttTime };
 
 /**
  * The burned-in captions as WebVTT, frame-exact: same cues, same lines, and a timestamp tag where each

@@ -1,0 +1,382 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { MemoryJob } from './memory-pass.js';
+import type { Results } from './run.js';
+import type { LinearFit, Timings } from './stats.js';
+import { PORTRAIT } from './video.js';
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const NOTES = /<!-- notes:start -->\n([\s\S]*?)<!-- notes:end -->/;
+const README_SECTION = /(<!-- bench:performance:start -->\n)[\s\S]*?(<!-- bench:performance:end -->)/;
+
+/** Writes BENCHMARKS.json, BENCHMARKS.md (keeping its hand-written notes) and README's Performance section. */
+export async function publish(results: Results): Promise<void> {
+  const markdownFile = path.join(ROOT, 'BENCHMARKS.md');
+  const previous = await readFile(markdownFile, 'utf8').catch(() => '');
+  const notes = NOTES.exec(previous)?.[1] ?? 'None yet.\n';
+  await writeFile(path.join(ROOT, 'BENCHMARKS.json'), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(markdownFile, benchmarksMarkdown(results, notes));
+  const readmeFile = path.join(ROOT, 'README.md');
+  const readme = await readFile(readmeFile, 'utf8');
+  if (README_SECTION.test(readme)) {
+    await writeFile(readmeFile, readme.replace(README_SECTION, (_all, start: string, end: string) => `${start}${readmeSection(results)}${end}`));
+  } else {
+    console.warn('README.md has no <!-- bench:performance:start/end --> markers: its Performance section was not updated');
+  }
+  console.log('wrote BENCHMARKS.json, BENCHMARKS.md and README.md (Performance)');
+}
+
+function time(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+function spread(value: Timings): string {
+  return `${time(value.p50)} (${time(value.min)}–${time(value.max)})`;
+}
+
+function table(header: readonly string[], rows: ReadonlyArray<readonly (string | number)[]>): string {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+function mb(value: number | null | undefined): string {
+  return value === null || value === undefined ? '–' : `${value} MB`;
+}
+
+function benchmarksMarkdown(results: Results, notes: string): string {
+  const { machine } = results;
+  const busy = Math.max(...machine.loadAverage.start, ...machine.loadAverage.end) > machine.cpus;
+  return [
+    '# Benchmarks',
+    '',
+    '<!-- Written by `npm run bench` (bench/report.ts) with BENCHMARKS.json; only the notes block at the end is edited by hand. -->',
+    '',
+    `Measured by \`npm run bench\` on ${machine.date.slice(0, 16).replace('T', ' ')} UTC: ${machine.cpus} cores (${machine.cpuModel}), ` +
+      `${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}, ${machine.ffmpeg}. Commit ${machine.commit}` +
+      `${machine.uncommittedChanges ? ' with uncommitted changes in the working tree' : ''}. The run took ${Math.round(results.seconds)} s.`,
+    '',
+    `Load average (1, 5, 15 min): ${machine.loadAverage.start.join(', ')} at the start, ${machine.loadAverage.end.join(', ')} at the end` +
+      (busy
+        ? ` — more than the ${machine.cpus} cores: other work shared the machine, so these figures are slower than an idle machine's. ` +
+          'Medians and interleaved runs keep the comparisons fair; the absolute times carry the noise.'
+        : '.'),
+    '',
+    'The service runs as a real process, as `npm start` does (`node --import tsx src/server.ts`), with its defaults ' +
+      '(`CONCURRENCY` = cores, `LOG_LEVEL=info`) except a temporary `OUTPUT_DIR` and `RATE_LIMIT_MAX=0`, on a free ' +
+      `loopback port; the benchmark talks to it with \`fetch\` (undici, keep-alive). Voice: \`${results.voice}\` throughout. ` +
+      'Times are end to end (request sent to answer read), medians (p50) of the runs stated, with the fastest and slowest beside.',
+    '',
+    '## Targets',
+    '',
+    table(
+      ['', 'measured', 'target', ''],
+      results.targets.map((target) => [target.description, `${target.value} ${target.unit}`, target.target, target.pass ? '**PASS**' : '**FAIL**']),
+    ),
+    '',
+    ...ttsSection(results),
+    ...throughputSection(results),
+    ...videoSection(results),
+    ...memorySection(results),
+    ...scalingSection(results),
+    ...speechSection(results),
+    '## Notes',
+    '',
+    '<!-- notes:start -->',
+    notes.trimEnd(),
+    '<!-- notes:end -->',
+    '',
+  ].join('\n');
+}
+
+function ttsSection(results: Results): string[] {
+  const rows = results.tts.filter((row) => row.characters === 200 || row.characters === 5000);
+  if (rows.length === 0) return [];
+  return [
+    '## `/tts`: service against the raw pipeline',
+    '',
+    table(
+      ['characters', 'audio', 'service p50 (min–max)', 'raw pipeline p50 (min–max)', 'service / raw', 'runs'],
+      rows.map((row) => [row.characters, `${row.audioSeconds.toFixed(1)} s`, spread(row.service), spread(row.raw), `${row.ratio.toFixed(2)}×`, row.service.runs.length]),
+    ),
+    '',
+    'Where the time goes (p50 of each phase in the raw runs; the service adds the ffprobe and the rest):',
+    '',
+    table(
+      ['characters', 'engine (sentences, 2 at a time)', 'ffmpeg → mp3', 'ffprobe of the file', 'service − raw'],
+      rows.map((row) => [row.characters, time(row.rawPhases.synthesisMs), time(row.rawPhases.encodeMs), time(row.rawPhases.probeMs), time(row.service.p50 - row.raw.p50)]),
+    ),
+    '',
+    ...(results.processStart
+      ? [
+          `Starting the programs alone (p50 of ${results.processStart.runs} \`-version\` runs): ffmpeg ${time(results.processStart.ffmpegMs)}, ` +
+            `ffprobe ${time(results.processStart.ffprobeMs)}. Every \`/tts\` request starts one of each, whatever its length.`,
+          '',
+        ]
+      : []),
+    'Service: `POST /tts` with `format: "mp3"`, the answer read whole. Raw pipeline, in the benchmark process: the same ' +
+      'engines (`createEngines`, the server\'s pool size), the text normalized and split into sentences as ' +
+      'src/synthesis.ts does, spoken two sentences at a time, joined with `joinSpeech`, then one ffmpeg run (spawned ' +
+      'directly, PCM on stdin) with src/audio-encoding.ts\'s mp3 settings to a file. Each service run is paired with a raw ' +
+      'run on the same text, alternating which goes first.',
+    '',
+  ];
+}
+
+function throughputSection(results: Results): string[] {
+  if (results.throughput.length === 0) return [];
+  return [
+    '## Throughput: short `/tts` requests',
+    '',
+    table(
+      ['concurrency', 'requests/s', 'p50', 'p99', 'errors', 'server event-loop delay p99', 'max', 'requests', 'seconds'],
+      results.throughput.map((row) => [
+        row.concurrency,
+        row.requestsPerSecond,
+        time(row.p50Ms),
+        time(row.p99Ms),
+        row.errors,
+        `${row.eventLoopP99Ms} ms`,
+        `${row.eventLoopMaxMs} ms`,
+        row.requests,
+        row.seconds,
+      ]),
+    ),
+    '',
+    'Closed loop: each of `concurrency` clients sends the 200-character mp3 `/tts` request again as soon as it has ' +
+      'read its answer, until the level\'s time is up; requests in flight then are waited for and counted. Errors are ' +
+      'non-200 answers and failed requests. Event-loop delay: the server\'s own `voxreel_nodejs_eventloop_lag_p99_seconds` ' +
+      '(prom-client\'s `monitorEventLoopDelay`, which resets on each scrape of `/metrics`): scraped just before a level, ' +
+      'so the scrape just after it covers that level alone. Its sampling timer runs every 10 ms and the 10 ms count in ' +
+      'every value (an idle loop reads about 10 ms): the delay beyond it is about 10 ms less.',
+    '',
+  ];
+}
+
+function peakOf(job: MemoryJob | undefined): { largest: number; parallel: number; mux: number } | undefined {
+  if (!job) return undefined;
+  const of = (role: string) => Math.max(0, ...job.ffmpeg.filter((run) => run.role === role).map((run) => run.mb));
+  return {
+    largest: Math.max(0, ...job.ffmpeg.map((run) => run.mb)),
+    parallel: of('picture encode') + of('AAC soundtrack'),
+    mux: of('mux'),
+  };
+}
+
+function videoSection(results: Results): string[] {
+  const compared = results.video.filter((row) => row.naive);
+  if (compared.length === 0) return [];
+  const jobs = results.memory?.jobs ?? [];
+  const job = (id: string) => jobs.find((entry) => entry.id === id);
+  return [
+    '## `/tts-video`',
+    '',
+    table(
+      ['frame size', 'narration', 'constant rate p50 (min–max)', '× real time', 'variable rate p50 (min–max)', '× real time', 'naive p50 (min–max)', '× real time', 'speed-up over naive (constant / variable)'],
+      compared.map((row) => [
+        row.case,
+        `${row.duration.toFixed(1)} s`,
+        spread(row.service.constant),
+        row.timesRealTime.constant ?? '–',
+        spread(row.service.variable),
+        row.timesRealTime.variable ?? '–',
+        row.naive ? spread(row.naive.total) : '–',
+        row.timesRealTime.naive ?? '–',
+        row.speedUpOverNaive ? `${row.speedUpOverNaive.constant}× / ${row.speedUpOverNaive.variable}×` : '–',
+      ]),
+    ),
+    '',
+    'The naive pipeline\'s time split (p50): ' +
+      compared.map((row) => `${row.case}: synthesis ${time(row.naive?.synthesis.p50 ?? Number.NaN)}, render ${time(row.naive?.render.p50 ?? Number.NaN)}`).join('; ') +
+      '. The synthesis is the same work the service does before it renders, so service − synthesis is roughly the service\'s render.',
+    '',
+    'Peak memory of one video (memory pass, see below):',
+    '',
+    table(
+      ['frame size', 'frame rate', 'largest ffmpeg', 'picture + soundtrack encodes (side by side)', 'mux', 'server RSS during the job'],
+      compared.flatMap((row) => {
+        const modes = ['constant', 'variable'].map((mode) => ({ mode, id: `video:${row.case}:${mode}` }));
+        return [
+          ...modes.map(({ mode, id }) => {
+            const peak = peakOf(job(id));
+            return [row.case, mode, mb(peak?.largest), mb(peak?.parallel), mb(peak?.mux), mb(job(id)?.serverRssMb)];
+          }),
+          [row.case, 'naive', mb(peakOf(job(`naive:${row.case}`))?.largest), '–', '–', '–'],
+        ];
+      }),
+    ),
+    '',
+    'Service: `POST /tts-video` with word captions (`subtitles` default), `fps` 30, `frame_rate` `constant` (the default) ' +
+      'and `variable`, the answer read whole; the video is made, probed and published before the answer. Naive pipeline, ' +
+      'in the benchmark process, on the same text: the raw pipeline\'s synthesis (as for `/tts`), the same caption layout ' +
+      'written as .ass, the PCM written to a file, then one ffmpeg run: a 30 fps `color` source as long as the audio, the ' +
+      '`subtitles` filter, libx264 preset medium, yuv420p, ffmpeg\'s default AAC encoder, `+faststart`. One round is the ' +
+      'constant-rate request, the variable-rate request, then the naive pipeline. Speed-up = naive (synthesis + render) / ' +
+      'service; × real time = video seconds per wall-clock second.',
+    '',
+  ];
+}
+
+function memorySection(results: Results): string[] {
+  const memory = results.memory;
+  if (!memory) return [];
+  const how: Record<string, string> = {
+    'eSpeak NG host (node)': 'VmHWM, polled every 20 ms, and read on the timed server at its end',
+    'Flite host (node)': 'VmHWM, polled every 20 ms (one process per job: a last-moment rise can be missed)',
+    Festival: 'VmHWM, polled every 20 ms',
+  };
+  return [
+    '## Peak resident memory',
+    '',
+    table(
+      ['process', 'peak RSS', 'measured'],
+      [
+        ['server (node)', mb(memory.serverPeakMb), "VmHWM of the timed server's /proc status after all its sections (throughput at 8 included)"],
+        ...Object.entries(memory.children).map(([kind, value]) => [
+          kind.includes('host') || kind === 'Festival' ? kind : `ffmpeg: ${kind}`,
+          mb(value),
+          how[kind] ?? 'GNU time `%M` (exact peak at exit), largest run',
+        ]),
+      ],
+    ),
+    '',
+    'Per request in the memory pass:',
+    '',
+    table(
+      ['request', 'server RSS during it', 'ffmpeg / ffprobe runs (peak each)'],
+      memory.jobs.map((job) => [job.id, mb(job.serverRssMb), job.ffmpeg.map((run) => `${run.role} ${run.mb} MB`).join(', ') || '–']),
+    ),
+    '',
+    'Memory pass: after the timed sections, a second server is started the same way but with `FFMPEG_PATH` and ' +
+      '`FFPROBE_PATH` pointing at wrappers that run them under GNU `time -f %M` (exact peak RSS at exit; the wrapper ' +
+      'costs a fork and an exec, which is why the timed sections do not use it). One request of each kind is sent, one ' +
+      'after another, while the server\'s process tree is polled every 20 ms from /proc (`VmHWM` of each child, `VmRSS` ' +
+      'of the server). The naive pipeline runs in the benchmark process through the same ffmpeg wrapper.',
+    '',
+  ];
+}
+
+function verdict(fit: LinearFit, unit: string): string {
+  const share = Math.round((100 * fit.intercept) / (fit.points.at(-1)?.y ?? 1));
+  const line =
+    `Least-squares line: ${time(fit.intercept)} fixed + ${fit.slope.toFixed(2)} ms per ${unit} (R² ${fit.r2}); the fixed part is ` +
+    `${share}% of the largest case.`;
+  const off = fit.points.filter((point) => Math.abs(point.residualPercent) > 10);
+  if (off.length === 0) return `${line} Linear: every point within ±${fit.worstPercent}% of the line.`;
+  return `${line} Not linear at ${off.map((point) => `${point.x} (${point.residualPercent > 0 ? '+' : ''}${point.residualPercent}% off the line)`).join(', ')}.`;
+}
+
+function scalingSection(results: Results): string[] {
+  const { tts, video } = results.scaling;
+  if (!tts && !video) return [];
+  const lines = ['## How cost grows with work', ''];
+  if (tts) {
+    lines.push(
+      table(
+        ['characters', '`/tts` p50', 'per 1000 characters', 'marginal, per 1000 from the previous size', 'off the line'],
+        tts.points.map((point) => [point.x, time(point.y), time((1000 * point.y) / point.x), point.marginal === null ? '–' : time(1000 * point.marginal), `${point.residualPercent}%`]),
+      ),
+      '',
+      verdict(tts, 'character'),
+      '',
+    );
+  }
+  if (video) {
+    const rows = results.video.filter((row) => row.case === PORTRAIT.label).sort((a, b) => a.duration - b.duration);
+    lines.push(
+      table(
+        ['narration', 'characters', 'constant p50', 'per minute of video', 'off the line', 'variable p50', 'per minute of video', 'off the line'],
+        rows.map((row, index) => [
+          `${row.duration.toFixed(1)} s`,
+          row.characters,
+          time(row.service.constant.p50),
+          time((60 * row.service.constant.p50) / row.duration),
+          `${video.constant.points[index]?.residualPercent ?? '–'}%`,
+          time(row.service.variable.p50),
+          time((60 * row.service.variable.p50) / row.duration),
+          `${video.variable.points[index]?.residualPercent ?? '–'}%`,
+        ]),
+      ),
+      '',
+      `Constant rate: ${verdict(video.constant, 'second of video')}`,
+      '',
+      `Variable rate: ${verdict(video.variable, 'second of video')}`,
+      '',
+    );
+  }
+  lines.push(
+    `\`/tts\` sizes are the latency section's texts (same runs); videos are ${PORTRAIT.label} with word captions, the ` +
+      'narration text scaled to the length asked for (the length reached is shown). "Off the line" is the measured p50\'s ' +
+      'distance from the least-squares line, as a share of the p50; beyond ±10% the growth is called not linear there.',
+    '',
+  );
+  return lines;
+}
+
+function speechSection(results: Results): string[] {
+  const speech = results.speech;
+  const lines = ['## OpenAI-compatible streaming: time to the first audio byte', ''];
+  if (!speech) return [];
+  if (!speech.measured) return [...lines, `Not measured: ${speech.reason}.`, ''];
+  return [
+    ...lines,
+    table(
+      ['voice', 'format', 'first byte p50 (min–max)', 'last byte p50 (min–max)', 'runs'],
+      speech.rows.map((row) => [`\`${row.voice}\``, row.format, spread(row.firstByte), spread(row.lastByte), row.firstByte.runs.length]),
+    ),
+    '',
+    `\`POST /v1/audio/speech\` with a ${speech.characters}-character \`input\` and \`response_format\` mp3 or pcm: time from ` +
+      'sending the request to the first non-empty chunk of the body, and to its end; one warm-up request per voice first. ' +
+      'OpenAI voice names map to local voices as README says.',
+    '',
+  ];
+}
+
+/** README's Performance section: headline figures only, each from BENCHMARKS.json. */
+function readmeSection(results: Results): string {
+  const { machine } = results;
+  const tts = (characters: number) => results.tts.find((row) => row.characters === characters);
+  const [short, long] = [tts(200), tts(5000)];
+  const video = results.video.find((row) => row.case === PORTRAIT.label && row.plannedSeconds === 60);
+  const busiest = [...results.throughput].sort((a, b) => b.requestsPerSecond - a.requestsPerSecond)[0];
+  const worstLag = Math.max(...results.throughput.map((row) => row.eventLoopP99Ms));
+  const passed = results.targets.filter((target) => target.pass).length;
+  const host = results.memory?.children['eSpeak NG host (node)'];
+  const largestFfmpeg = Math.max(
+    0,
+    ...Object.entries(results.memory?.children ?? {})
+      .filter(([kind]) => !kind.includes('host') && kind !== 'Festival' && kind !== 'naive render')
+      .map(([, value]) => value ?? 0),
+  );
+  const lines = [
+    '',
+    `Measured by \`npm run bench\` on ${machine.date.slice(0, 10)}, ${machine.cpus} cores and ${machine.memoryGiB} GiB, ` +
+      `load average ${machine.loadAverage.start[0]} at the start (other work shared the machine). Method, every table and ` +
+      'the targets: [BENCHMARKS.md](BENCHMARKS.md); the figures below are from [BENCHMARKS.json](BENCHMARKS.json).',
+    '',
+  ];
+  if (short && long) {
+    lines.push(
+      `- \`/tts\` (mp3, eSpeak NG), p50 end to end: 200 characters in ${time(short.service.p50)}, 5000 characters in ` +
+        `${time(long.service.p50)}; ${short.ratio.toFixed(2)}× and ${long.ratio.toFixed(2)}× the engine + ffmpeg alone.`,
+    );
+  }
+  if (busiest) {
+    lines.push(
+      `- Short \`/tts\` requests: up to ${busiest.requestsPerSecond} per second (concurrency ${busiest.concurrency}, p99 ` +
+        `${time(busiest.p99Ms)}), ${results.throughput.reduce((sum, row) => sum + row.errors, 0)} errors; server event-loop delay p99 at most ${worstLag} ms.`,
+    );
+  }
+  if (video?.speedUpOverNaive) {
+    lines.push(
+      `- \`/tts-video\`, ${video.duration.toFixed(0)} s of narration at ${video.case} with word captions: ` +
+        `${time(video.service.constant.p50)} at constant frame rate (${video.timesRealTime.constant}× real time), ` +
+        `${time(video.service.variable.p50)} at variable rate (${video.timesRealTime.variable}×); ` +
+        `${video.speedUpOverNaive.constant}× and ${video.speedUpOverNaive.variable}× faster than a naive ffmpeg pipeline.`,
+    );
+  }
+  if (results.memory) {
+    lines.push(`- Peak memory: server ${mb(results.memory.serverPeakMb)}, each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`);
+  }
+  lines.push(`- Targets met: ${passed} of ${results.targets.length}.`, '');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,182 @@
+/**
+ * The benchmark: `npm run bench` measures the service as a real process over loopback, beside the raw pipelines
+ * it wraps, and writes BENCHMARKS.json, BENCHMARKS.md and README's "Performance" section from that one run.
+ *
+ *   npm run bench                      full run (about 6 to 9 minutes), writes the results
+ *   npm run bench -- --quick           smoke run (under a minute), prints the results, writes nothing
+ *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
+ *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { measureMemory, type MemoryResult } from './memory-pass.js';
+import { peaksByKind } from './memory.js';
+import { machineFacts, type MachineFacts } from './machine.js';
+import { RawPipeline } from './raw.js';
+import { publish } from './report.js';
+import { postOk, procStatusKb, startService, type Service } from './service.js';
+import { measureSpeech, type SpeechResult } from './speech.js';
+import { linearFit, round, type LinearFit } from './stats.js';
+import { evaluateTargets, type TargetResult } from './targets.js';
+import { textOf } from './texts.js';
+import { measureThroughput, type ThroughputRow } from './throughput.js';
+import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
+import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
+
+const VOICE = 'espeak-ng:en-us';
+const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'memory'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const PLANS = {
+  full: {
+    ttsSizes: [200, 500, 1000, 2000, 5000].map((characters) => ({ characters, runs: characters === 200 ? 15 : 5 })),
+    throughput: { levels: [1, 2, 4, 8], seconds: 15 },
+    video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
+    speech: { voices: [VOICE, 'alloy', 'echo'], runs: 5 },
+    memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
+    processStartRuns: 10,
+    deadlineMinutes: 14,
+  },
+  quick: {
+    ttsSizes: [
+      { characters: 200, runs: 2 },
+      { characters: 1000, runs: 1 },
+    ],
+    throughput: { levels: [1, 2, 4, 8], seconds: 1.5 },
+    video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
+    speech: { voices: [VOICE], runs: 1 },
+    memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
+    processStartRuns: 2,
+    deadlineMinutes: 2,
+  },
+};
+type Plan = (typeof PLANS)['full'];
+
+export interface Results {
+  kind: 'full' | 'quick' | 'partial';
+  machine: MachineFacts;
+  voice: string;
+  /** Wall time of the whole benchmark, seconds. */
+  seconds: number;
+  targets: TargetResult[];
+  tts: TtsRow[];
+  processStart: ProcessStart | null;
+  throughput: ThroughputRow[];
+  video: VideoRow[];
+  scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
+  memory: MemoryResult | null;
+  speech: SpeechResult | null;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
+  const only = values.only?.split(',').map((name) => name.trim());
+  const unknown = only?.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (unknown?.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
+  const wanted = (section: Section) => !only || only.includes(section);
+  const plan: Plan = values.quick ? PLANS.quick : PLANS.full;
+  const kind = only ? 'partial' : values.quick ? 'quick' : 'full';
+  // Every loop is bounded by count and time; this is the last resort.
+  setTimeout(() => {
+    console.error(`bench: still running after ${plan.deadlineMinutes} minutes, giving up`);
+    process.exit(1);
+  }, plan.deadlineMinutes * 60_000).unref();
+
+  const started = Date.now();
+  const loadStart = os.loadavg();
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-bench-'));
+  console.log(`voxreel bench (${kind}), load average ${loadStart.map((load) => load.toFixed(2)).join(' ')}`);
+  const [service, raw] = await Promise.all([startService(), RawPipeline.start(os.availableParallelism())]);
+  let memory: MemoryResult | null = null;
+  const results: Omit<Results, 'machine' | 'seconds' | 'targets' | 'scaling' | 'memory'> = {
+    kind,
+    voice: VOICE,
+    tts: [],
+    processStart: null,
+    throughput: [],
+    video: [],
+    speech: null,
+  };
+  const section = async (name: Section, title: string, measure: () => Promise<void>) => {
+    if (!wanted(name)) return;
+    const begun = Date.now();
+    console.log(title);
+    await measure();
+    console.log(`  (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
+  };
+  try {
+    await warmUp(service, raw, workDir);
+    await section('tts', '/tts, service and raw pipeline interleaved', async () => {
+      results.tts = await measureTts(service, raw, VOICE, plan.ttsSizes, workDir);
+      results.processStart = await measureProcessStart(raw, plan.processStartRuns);
+    });
+    await section('throughput', `throughput, ${plan.throughput.seconds} s per level`, async () => {
+      results.throughput = await measureThroughput(service, VOICE, plan.throughput.levels, plan.throughput.seconds);
+    });
+    await section('video', '/tts-video, service and naive pipeline interleaved', async () => {
+      const { runs, seconds, cases, scalingSeconds } = plan.video;
+      for (const videoCase of cases) results.video.push(await measureVideo(service, raw, { voice: VOICE, videoCase, seconds, runs, naive: true, workDir }));
+      for (const extra of scalingSeconds) {
+        results.video.push(await measureVideo(service, raw, { voice: VOICE, videoCase: PORTRAIT, seconds: extra, runs, naive: false, workDir }));
+      }
+    });
+    await section('speech', '/v1/audio/speech, streamed', async () => {
+      results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);
+    });
+    const serverPeakMb = Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
+    // Engine hosts of the timed server have run the most work: their peaks count too.
+    const hosts = peaksByKind(service.pid);
+    delete hosts.ffmpeg; // measured apart, exactly, in the memory pass
+    await service.stop();
+    await section('memory', 'memory pass (a second server, ffmpeg behind GNU time)', async () => {
+      const pass = await measureMemory(raw, { voice: VOICE, ...plan.memory, workDir });
+      for (const [name, mb] of Object.entries(hosts) as Array<[keyof typeof hosts, number]>) pass.children[name] = Math.max(pass.children[name] ?? 0, mb);
+      memory = { serverPeakMb, ...pass };
+    });
+  } finally {
+    await service.stop();
+    await raw.close();
+    await rm(workDir, { recursive: true, force: true });
+  }
+
+  const machine = await machineFacts(loadStart);
+  const complete: Results = {
+    ...results,
+    machine,
+    seconds: round((Date.now() - started) / 1000, 1),
+    targets: [],
+    scaling: scaling(results.tts, results.video),
+    memory,
+  };
+  complete.targets = evaluateTargets(complete);
+  for (const target of complete.targets) console.log(`${target.pass ? 'PASS' : 'FAIL'}  ${target.description}: ${target.value} ${target.unit} (target ${target.target})`);
+  if (values.out) await writeFile(values.out, `${JSON.stringify(complete, null, 2)}\n`);
+  if (kind === 'full') await publish(complete);
+  else console.log(`${kind} run: BENCHMARKS.md, BENCHMARKS.json and README left as they are${values.out ? `; results in ${values.out}` : ''}`);
+  console.log(`done in ${complete.seconds} s`);
+}
+
+/** One of each request on both sides, so that no timed run pays for first-use compilation or cold caches. */
+async function warmUp(service: Service, raw: RawPipeline, workDir: string): Promise<void> {
+  for (let round = 0; round < 3; round += 1) {
+    await postOk(`${service.baseUrl}/tts`, { text: textOf(200), voice: VOICE });
+    await raw.mp3(textOf(200), VOICE, path.join(workDir, 'warm.mp3'));
+  }
+  for (const frameRate of ['constant', 'variable']) {
+    await postOk(`${service.baseUrl}/tts-video`, { text: textOf(100), voice: VOICE, resolution: '720p', frame_rate: frameRate });
+  }
+}
+
+function scaling(tts: readonly TtsRow[], video: readonly VideoRow[]): Results['scaling'] {
+  const ttsPoints = tts.filter((row) => row.characters >= 500).map((row) => ({ x: row.characters, y: row.service.p50 }));
+  const portrait = video.filter((row) => row.case === PORTRAIT.label).sort((a, b) => a.duration - b.duration);
+  const videoFit = (frameRate: 'constant' | 'variable') => linearFit(portrait.map((row) => ({ x: row.duration, y: row.service[frameRate].p50 })));
+  return {
+    tts: ttsPoints.length >= 3 ? linearFit(ttsPoints) : null,
+    video: portrait.length >= 3 ? { constant: videoFit('constant'), variable: videoFit('variable') } : null,
+  };
+}
+
+await main();

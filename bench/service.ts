@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { startServer, type RunningServer } from '../test/server-process.js';
+
+/** Longest any single request may take before the benchmark gives up on it. */
+const REQUEST_TIMEOUT_MS = 180_000;
+
+export interface Service {
+  baseUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start`'s command as a real process on a free loopback port (test/server-process.ts), configured as shipped
+ * (LOG_LEVEL info, CONCURRENCY = cores) except: its own temporary OUTPUT_DIR and no rate limit.
+ */
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
+  const server: RunningServer = await startServer({ RATE_LIMIT_MAX: '0', ...env });
+  const pid = server.child.pid;
+  if (pid === undefined) throw new Error('the server has no pid');
+  let stopped: Promise<void> | undefined;
+  // SIGTERM first, so the server stops its engine hosts itself; the helper's SIGKILL is the fallback.
+  const stop = () =>
+    (stopped ??= (async () => {
+      server.child.kill('SIGTERM');
+      await Promise.race([server.exited, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
+      await server.stop();
+    })());
+  process.once('exit', () => server.child.kill('SIGKILL'));
+  return { baseUrl: server.baseUrl, pid, stop };
+}
+
+export interface Answer<T> {
+  status: number;
+  /** From just before the request to the last byte of the answer. */
+  ms: number;
+  body: T;
+}
+
+/** One JSON POST over loopback (undici's keep-alive pool), timed end to end. */
+export async function postJson<T>(url: string, body: unknown): Promise<Answer<T>> {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  return { status: response.status, ms, body: JSON.parse(text) as T };
+}
+
+/** postJson that insists on 200. */
+export async function postOk<T>(url: string, body: unknown): Promise<Answer<T>> {
+  const answer = await postJson<T>(url, body);
+  if (answer.status !== 200) throw new Error(`POST ${url}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 500)}`);
+  return answer;
+}
+
+/** The gauges of a Prometheus text exposition, by name (unlabelled samples only). */
+export async function scrapeMetrics(baseUrl: string): Promise<Map<string, number>> {
+  const response = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const values = new Map<string, number>();
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*) (\S+)$/.exec(line);
+    if (match) values.set(match[1] as string, Number(match[2]));
+  }
+  return values;
+}
+
+/** A `Vm…` field of /proc/<pid>/status in kB, or undefined once the process is gone. */
+export async function procStatusKb(pid: number, field: 'VmHWM' | 'VmRSS'): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+  const match = status && new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  return match ? Number(match[1]) : undefined;
+}

@@ -1,0 +1,36 @@
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+
+const STREAM_DRAIN_MS = 250;
+
+export interface ExitStatus {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+function closed(stream: Readable | null): Promise<void> {
+  if (!stream || stream.closed) return Promise.resolve();
+  return new Promise((resolve) => stream.once('close', () => resolve()));
+}
+
+/**
+ * Resolves once the process has exited and its output has been read (for the stderr tail). Not 'close': after
+ * the parent disconnects the IPC channel itself, Node never emits 'close'.
+ */
+export function whenExited(child: ChildProcess): Promise<ExitStatus> {
+  return new Promise((resolve) => {
+    child.once('error', () => {
+      // A program that could not be started at all emits no 'exit'.
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null });
+    });
+    child.once('exit', (exitCode, signal) => {
+      const drained = Promise.all([closed(child.stdout), closed(child.stderr)]);
+      // Bounded: a grandchild that inherited the pipes could keep them open.
+      const timer = setTimeout(() => resolve({ exitCode, signal }), STREAM_DRAIN_MS);
+      void drained.then(() => {
+        clearTimeout(timer);
+        resolve({ exitCode, signal });
+      });
+    });
+  });
+}

@@ -1,0 +1,64 @@
+import { AppError, type ErrorCode } from './errors.js';
+import type { OpenAiErrorBody } from './schemas.js';
+import type { VoiceEngines } from './synthesis.js';
+
+/**
+ * OpenAI's voice names and the local voices that suit them (gender and character), best first: the first one this
+ * machine has wins. Festival is optional; every list ends with an eSpeak NG voice, which is always there.
+ */
+export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
+  alloy: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
+  ash: ['flite:rms', 'espeak-ng:en-us'],
+  ballad: ['flite:awb', 'espeak-ng:en-gb-x-rp'],
+  coral: ['flite:slt', 'festival:slt-hts', 'espeak-ng:en-us+f3'],
+  echo: ['flite:kal16', 'espeak-ng:en-us'],
+  fable: ['flite:awb', 'espeak-ng:en-gb-x-rp'],
+  nova: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
+  onyx: ['flite:rms', 'espeak-ng:en-us'],
+  sage: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-gb-x-rp+f3'],
+  shimmer: ['flite:slt', 'festival:slt-hts', 'espeak-ng:en-us+f3'],
+  verse: ['flite:kal16', 'espeak-ng:en-us'],
+  marin: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
+  cedar: ['flite:rms', 'espeak-ng:en-us'],
+};
+
+/** An OpenAI voice name to the local voice it maps to here; a voxreel voice id stands for itself. */
+export function resolveVoice(engines: Pick<VoiceEngines, 'findVoice'>, requested: string): string {
+  const preferences = OPENAI_VOICES[requested.toLowerCase()];
+  const found = preferences ? preferences.find((id) => engines.findVoice(id)) : engines.findVoice(requested)?.id;
+  if (found) return found;
+  throw new AppError('UNKNOWN_VOICE', {
+    field: 'voice',
+    message: `Invalid value for voice: "${requested.slice(0, 100)}". Use one of ${Object.keys(OPENAI_VOICES).join(', ')}, or a voice id from GET /voices.`,
+  });
+}
+
+/** OpenAI's codes where it has one for the same failure; ours in lower case otherwise. */
+const OPENAI_CODES: Partial<Record<ErrorCode, string>> = {
+  UNAUTHORIZED: 'invalid_api_key',
+  RATE_LIMITED: 'rate_limit_exceeded',
+  UNKNOWN_VOICE: 'invalid_value',
+  NOT_FOUND: 'unknown_url',
+};
+
+/** Validation keywords (Ajv) to OpenAI's parameter error codes. */
+const VALIDATION_CODES: Record<string, string> = {
+  required: 'missing_required_parameter',
+  additionalProperties: 'unknown_parameter',
+  maxLength: 'string_above_max_length',
+  type: 'invalid_type',
+};
+
+function errorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 429) return 'rate_limit_error';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+/** Our error in OpenAI's body; `thrown` is what was thrown, for the validation keyword. */
+export function openAiErrorBody(error: AppError, thrown?: unknown): OpenAiErrorBody {
+  const keyword = (thrown as { validation?: Array<{ keyword?: string }> } | undefined)?.validation?.[0]?.keyword;
+  const code =
+    error.code === 'VALIDATION_ERROR' ? (VALIDATION_CODES[keyword ?? ''] ?? 'invalid_value') : (OPENAI_CODES[error.code] ?? error.code.toLowerCase());
+  return { error: { message: error.message, type: errorType(error.statusCode), param: error.field ?? null, code } };
+}

@@ -1,0 +1,124 @@
+import { Transform, type Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AUDIO_ENCODINGS, type AudioEncoding } from '../audio-encoding.js';
+import { isAppError } from '../errors.js';
+import { openAiErrorBody, resolveVoice } from '../openai.js';
+import { errorResponder, notFoundError } from '../plugins/error-handler.js';
+import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../schemas.js';
+
+/** OpenAI's rate for every format (its raw `pcm` is defined as 24 kHz). */
+const SAMPLE_RATE = 24_000;
+const ENCODINGS: Record<SpeechFormat, AudioEncoding> = { mp3: 'mp3', opus: 'opus', aac: 'adts', flac: 'flac', wav: 'wav', pcm: 'pcm' };
+/** Encoded audio waits here for a slow reader, rather than hold synthesis (and its job slot) back. */
+const BODY_BUFFER_BYTES = 16 * 1024 * 1024;
+/** Listed as the models' creation time. */
+const MODELS_CREATED = 1_700_000_000;
+
+const audioContent = Object.fromEntries(
+  [...new Set([...Object.values(ENCODINGS).map((encoding) => AUDIO_ENCODINGS[encoding].contentType), 'text/event-stream'])].map((type) => [
+    type,
+    // Sent as a stream, never serialized.
+    { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) },
+  ]),
+);
+
+/** OpenAI's speech API under /v1, with OpenAI's error body on every route of it (authentication failures included). */
+const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(errorResponder((error, _request, thrown) => openAiErrorBody(error, thrown)));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(openAiErrorBody(notFoundError(request))));
+
+  app.get(
+    '/models',
+    {
+      schema: {
+        tags: ['speech'],
+        summary: 'OpenAI-compatible: the values `model` accepts',
+        response: { 200: ModelList, '4xx': OpenAiErrorBody, '5xx': OpenAiErrorBody },
+      },
+    },
+    async () => ({
+      object: 'list' as const,
+      data: SPEECH_MODELS.map((id) => ({ id, object: 'model' as const, created: MODELS_CREATED, owned_by: 'voxreel' })),
+    }),
+  );
+
+  app.post(
+    '/audio/speech',
+    {
+      schema: {
+        tags: ['speech'],
+        summary: 'OpenAI-compatible: text to audio, streamed as it is synthesized',
+        body: SpeechRequest,
+        response: {
+          200: { description: 'The audio (chunked as it is encoded), or server-sent events with `stream_format: "sse"`.', content: audioContent },
+          '4xx': OpenAiErrorBody,
+          '5xx': OpenAiErrorBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { input, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
+      const voiceId = resolveVoice(app.engines, typeof voice === 'string' ? voice : voice.id);
+      app.synthesizer.validate({ text: input, voice: voiceId });
+      const encoding = ENCODINGS[response_format];
+      const sse = stream_format === 'sse';
+      const { body, begun } = responseBody(sse, input.length);
+      const job = app.jobs
+        .run('speech', request.clientSignal, (signal) =>
+          app.synthesizer.streamAudio({ text: input, voice: voiceId, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      // A failure before the first bytes still gets a status and an error body; after them, only a cut-off response.
+      const early = await Promise.race([begun.then(() => undefined), job]);
+      if (early !== undefined) {
+        body.destroy();
+        throw early;
+      }
+      const facts = { model, voice: voiceId, format: response_format, stream_format, speed, characters: input.length };
+      void job.then((failure) => {
+        if (failure === undefined) {
+          request.log.info(facts, 'speech streamed');
+          return;
+        }
+        const closed = isAppError(failure) && failure.code === 'CLIENT_CLOSED';
+        request.log[closed ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
+        body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
+      });
+      reply.header('cache-control', 'no-store');
+      reply.type(sse ? 'text/event-stream' : AUDIO_ENCODINGS[encoding].contentType);
+      return reply.send(body);
+    },
+  );
+};
+
+/**
+ * The response body: the encoded bytes as they come, or with `sse` framed as OpenAI's speech events; `begun`
+ * resolves at the first bytes (or at the end, if there are none).
+ */
+function responseBody(sse: boolean, characters: number): { body: Transform; begun: Promise<void> } {
+  let begin = () => {};
+  const begun = new Promise<void>((resolve) => {
+    begin = resolve;
+  });
+  const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
+  const body = new Transform({
+    highWaterMark: BODY_BUFFER_BYTES,
+    transform(chunk: Buffer, _encoding, callback) {
+      begin();
+      callback(null, sse ? event({ type: 'speech.audio.delta', audio: chunk.toString('base64') }) : chunk);
+    },
+    flush(callback) {
+      begin();
+      // voxreel counts characters, not tokens.
+      const usage = { input_tokens: characters, output_tokens: 0, total_tokens: characters };
+      callback(null, sse ? event({ type: 'speech.audio.done', usage }) : undefined);
+    },
+  });
+  return { body, begun };
+}
+
+export default openAiRoutes;
