@@ -3,7 +3,7 @@ FROM node:24-bookworm-slim
 
 # ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with the HTS voice for the most natural English.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts \
+ && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
@@ -25,4 +25,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# tini reaps what engine children leave behind (PID 1 must) and forwards SIGTERM for a graceful shutdown.
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "--import", "tsx", "src/server.ts"]

@@ -1,13 +1,17 @@
+import { performance } from 'node:perf_hooks';
 import type { FrameRate } from '../src/schemas.js';
 import { MeasuredFfmpeg, TreeSampler, type ChildKind, type FfmpegPeak, type FfmpegRole } from './memory.js';
 import type { RawPipeline } from './raw.js';
 import { postOk, startService } from './service.js';
+import { round } from './stats.js';
 import { narrationOf, textOf } from './texts.js';
 import { FRAME_RATES, naiveVideo, type VideoCase } from './video.js';
 
 export interface MemoryJob {
   /** `tts:<characters>:<voice>`, `video:<case>:<frame rate>`, `naive:<case>` or `speech:mp3`. */
   id: string;
+  /** Wall time of the whole job as its client saw it (ms). */
+  ms: number;
   /** The server's largest RSS while the job ran (sampled every 20 ms), MB; null for work done outside the server. */
   serverRssMb: number | null;
   /** Every ffmpeg / ffprobe run of the job with its exact peak RSS, MB. */
@@ -17,8 +21,12 @@ export interface MemoryJob {
 export interface MemoryResult {
   /** VmHWM of the server of the timed sections, read when they were over (MB). */
   serverPeakMb: number;
-  /** Largest peak per kind of child process over the memory pass (MB). */
-  children: Partial<Record<ChildKind | FfmpegRole, number>>;
+  /** The same read after each timed section: where the peak was reached (MB). */
+  serverPeakAfterMb: Record<string, number>;
+  /** Largest peak per kind of child process (ffmpeg and ffprobe apart), over the memory pass and the timed server (MB). */
+  processes: Partial<Record<ChildKind, number>>;
+  /** Largest peak per kind of ffmpeg / ffprobe run over the memory pass (MB). */
+  ffmpeg: Partial<Record<FfmpegRole, number>>;
   jobs: MemoryJob[];
 }
 
@@ -38,7 +46,7 @@ export async function measureMemory(
     naive: boolean;
     workDir: string;
   },
-): Promise<Omit<MemoryResult, 'serverPeakMb'>> {
+): Promise<Omit<MemoryResult, 'serverPeakMb' | 'serverPeakAfterMb'>> {
   const measured = await MeasuredFfmpeg.create(options.workDir);
   const service = await startService({ FFMPEG_PATH: measured.ffmpeg, FFPROBE_PATH: measured.ffprobe });
   const sampler = new TreeSampler(service.pid);
@@ -74,15 +82,18 @@ export async function measureMemory(
     const results: MemoryJob[] = [];
     for (const [id, run] of jobs) {
       sampler.window();
+      const started = performance.now();
       await run();
+      const ms = round(performance.now() - started, 0);
       const serverRssMb = sampler.window();
-      results.push({ id, serverRssMb: id.startsWith('naive:') ? null : serverRssMb, ffmpeg: await measured.take() });
+      results.push({ id, ms, serverRssMb: id.startsWith('naive:') ? null : serverRssMb, ffmpeg: await measured.take() });
     }
-    const children: MemoryResult['children'] = sampler.stop();
-    delete children.ffmpeg; // the wrappers' exact figures instead
-    for (const peak of results.flatMap((job) => job.ffmpeg)) children[peak.role] = Math.max(children[peak.role] ?? 0, peak.mb);
-    console.log(`  memory: ${JSON.stringify(children)}`);
-    return { children, jobs: results };
+    const processes = sampler.stop();
+    delete processes.ffmpeg; // the wrappers' exact figures instead
+    const ffmpeg: MemoryResult['ffmpeg'] = {};
+    for (const peak of results.flatMap((job) => job.ffmpeg)) ffmpeg[peak.role] = Math.max(ffmpeg[peak.role] ?? 0, peak.mb);
+    console.log(`  processes ${JSON.stringify(processes)}, ffmpeg ${JSON.stringify(ffmpeg)}`);
+    return { processes, ffmpeg, jobs: results };
   } finally {
     sampler.stop();
     await service.stop();

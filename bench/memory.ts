@@ -41,12 +41,15 @@ export function descendants(root: number): Array<{ pid: number; kind: ChildKind;
     if (ppid) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
   const found: Array<{ pid: number; kind: ChildKind; hwmKb: number }> = [];
+  const rootCommandLine = readProc(root, 'cmdline');
   const pending = [...(children.get(root) ?? [])];
   for (let pid = pending.shift(); pid !== undefined; pid = pending.shift()) {
     pending.push(...(children.get(pid) ?? []));
     const hwmKb = kb(readProc(pid, 'status'), 'VmHWM');
-    const commandLine = readProc(pid, 'cmdline')?.replaceAll('\0', ' ');
-    if (hwmKb !== undefined && commandLine) found.push({ pid, kind: kindOf(commandLine), hwmKb });
+    const commandLine = readProc(pid, 'cmdline');
+    // A child caught between fork and exec still shows the parent's command line: not a process of its own yet.
+    if (hwmKb === undefined || !commandLine || commandLine === rootCommandLine) continue;
+    found.push({ pid, kind: kindOf(commandLine.replaceAll('\0', ' ')), hwmKb });
   }
   return found;
 }
@@ -113,10 +116,12 @@ function roleOf(commandLine: string): FfmpegRole {
 export interface FfmpegPeak {
   role: FfmpegRole;
   mb: number;
+  /** Wall time of the run (GNU time's `%e`, 10 ms resolution). */
+  seconds: number;
 }
 
 /**
- * ffmpeg and ffprobe behind `/usr/bin/time -f %M` (GNU time: the child's exact peak RSS at exit), for a server
+ * ffmpeg and ffprobe behind `/usr/bin/time -f '%M %e'` (GNU time: the child's exact peak RSS and its wall time), for a server
  * started with FFMPEG_PATH / FFPROBE_PATH pointing at them. The wrappers cost a fork and an exec per run, so only
  * the memory pass uses them.
  */
@@ -132,7 +137,7 @@ export class MeasuredFfmpeg {
     const log = path.join(dir, 'ffmpeg-peaks.txt');
     const wrap = async (name: string, binary: string) => {
       const file = path.join(dir, name);
-      await writeFile(file, `#!/bin/sh\nexec /usr/bin/time -a -o ${JSON.stringify(log)} -f '%M %C' ${JSON.stringify(binary)} "$@"\n`);
+      await writeFile(file, `#!/bin/sh\nexec /usr/bin/time -a -o ${JSON.stringify(log)} -f '%M %e %C' ${JSON.stringify(binary)} "$@"\n`);
       await chmod(file, 0o755);
       return file;
     };
@@ -142,11 +147,11 @@ export class MeasuredFfmpeg {
 
   /** The runs that ended since the last call (the readiness probe's `-version` runs left out). */
   async take(): Promise<FfmpegPeak[]> {
-    const lines = (await readFile(this.log, 'utf8')).split('\n').filter((line) => /^\d+ /.test(line) && !line.endsWith(' -version'));
-    await writeFile(this.log, '');
-    return lines.map((line) => {
-      const space = line.indexOf(' ');
-      return { role: roleOf(line.slice(space + 1)), mb: Math.round(Number(line.slice(0, space)) / MB) };
+    const runs = (await readFile(this.log, 'utf8')).split('\n').flatMap((line) => {
+      const match = /^(\d+) ([\d.]+) (.*)$/.exec(line);
+      return match && !line.endsWith(' -version') ? [match] : [];
     });
+    await writeFile(this.log, '');
+    return runs.map(([, kilobytes, seconds, commandLine]) => ({ role: roleOf(commandLine as string), mb: Math.round(Number(kilobytes) / MB), seconds: Number(seconds) }));
   }
 }

@@ -4,7 +4,7 @@ import { createEngines, type EngineRegistry } from '../src/engines/index.js';
 import { resolveMediaTools } from '../src/media-tools.js';
 import { joinSpeech, type Speech, type SpokenSpan } from '../src/pcm.js';
 import { runProcess } from '../src/process.js';
-import { normalizeText, splitSentences } from '../src/text.js';
+import { splitSentences } from '../src/text.js';
 
 /** As src/synthesis.ts: sentences of one text synthesized at once. */
 const SENTENCES_IN_FLIGHT = 2;
@@ -25,7 +25,7 @@ export class RawPipeline {
   }
 
   async speak(text: string, voice: string): Promise<Speech> {
-    const spans = splitSentences(normalizeText(text));
+    const spans = splitSentences(text);
     const chunks: SpokenSpan[] = new Array<SpokenSpan>(spans.length);
     let next = 0;
     const speaker = async () => {

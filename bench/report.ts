@@ -43,7 +43,7 @@ function mb(value: number | null | undefined): string {
   return value === null || value === undefined ? '–' : `${value} MB`;
 }
 
-function benchmarksMarkdown(results: Results, notes: string): string {
+export function benchmarksMarkdown(results: Results, notes: string): string {
   const { machine } = results;
   const busy = Math.max(...machine.loadAverage.start, ...machine.loadAverage.end) > machine.cpus;
   return [
@@ -128,7 +128,7 @@ function throughputSection(results: Results): string[] {
     '## Throughput: short `/tts` requests',
     '',
     table(
-      ['concurrency', 'requests/s', 'p50', 'p99', 'errors', 'server event-loop delay p99', 'max', 'requests', 'seconds'],
+      ['concurrency', 'requests/s', 'p50', 'p99', 'errors', 'server event-loop delay p99 (worst slice)', 'max', 'server CPU', 'machine busy', 'requests', 'seconds'],
       results.throughput.map((row) => [
         row.concurrency,
         row.requestsPerSecond,
@@ -137,17 +137,22 @@ function throughputSection(results: Results): string[] {
         row.errors,
         `${row.eventLoopP99Ms} ms`,
         `${row.eventLoopMaxMs} ms`,
+        `${row.serverCpuPercent}%`,
+        `${row.machineBusyPercent}%`,
         row.requests,
         row.seconds,
       ]),
     ),
     '',
     'Closed loop: each of `concurrency` clients sends the 200-character mp3 `/tts` request again as soon as it has ' +
-      'read its answer, until the level\'s time is up; requests in flight then are waited for and counted. Errors are ' +
-      'non-200 answers and failed requests. Event-loop delay: the server\'s own `voxreel_nodejs_eventloop_lag_p99_seconds` ' +
-      '(prom-client\'s `monitorEventLoopDelay`, which resets on each scrape of `/metrics`): scraped just before a level, ' +
-      'so the scrape just after it covers that level alone. Its sampling timer runs every 10 ms and the 10 ms count in ' +
-      'every value (an idle loop reads about 10 ms): the delay beyond it is about 10 ms less.',
+      'read its answer. A level\'s time is cut into slices taken round-robin with the other levels (so that a change in ' +
+      'the machine\'s other load falls on all of them); at the end of a slice the requests in flight are waited for and ' +
+      'counted. Errors are non-200 answers and failed requests. Event-loop delay: the server\'s own ' +
+      '`voxreel_nodejs_eventloop_lag_p99_seconds` (prom-client\'s `monitorEventLoopDelay`, which resets on each scrape of ' +
+      '`/metrics`), scraped just before and just after each slice, so each reading covers one slice; the table shows the ' +
+      'worst slice. Its sampling timer runs every 10 ms and those 10 ms are in every value (an idle loop reads about ' +
+      '10 ms). Server CPU: utime + stime of the server process (all its threads; not the engine hosts or ffmpeg) per wall ' +
+      'second, in % of one core. Machine busy: all cores, whoever used them (/proc/stat).',
     '',
   ];
 }
@@ -221,8 +226,7 @@ function memorySection(results: Results): string[] {
   if (!memory) return [];
   const how: Record<string, string> = {
     'eSpeak NG host (node)': 'VmHWM, polled every 20 ms, and read on the timed server at its end',
-    'Flite host (node)': 'VmHWM, polled every 20 ms (one process per job: a last-moment rise can be missed)',
-    Festival: 'VmHWM, polled every 20 ms',
+    'Flite host (node)': 'VmHWM, polled every 20 ms (one process per job: a rise in its last 20 ms can be missed)',
   };
   return [
     '## Peak resident memory',
@@ -231,19 +235,29 @@ function memorySection(results: Results): string[] {
       ['process', 'peak RSS', 'measured'],
       [
         ['server (node)', mb(memory.serverPeakMb), "VmHWM of the timed server's /proc status after all its sections (throughput at 8 included)"],
-        ...Object.entries(memory.children).map(([kind, value]) => [
-          kind.includes('host') || kind === 'Festival' ? kind : `ffmpeg: ${kind}`,
+        ...Object.entries(memory.processes).map(([kind, value]) => [kind, mb(value), how[kind] ?? 'VmHWM, polled every 20 ms']),
+        ...Object.entries(memory.ffmpeg).map(([role, value]) => [
+          role === 'ffprobe' ? 'ffprobe' : `ffmpeg: ${role}`,
           mb(value),
-          how[kind] ?? 'GNU time `%M` (exact peak at exit), largest run',
+          'GNU time `%M` (exact peak at exit), largest run',
         ]),
       ],
     ),
     '',
-    'Per request in the memory pass:',
+    `The timed server's VmHWM after each of its sections: ${Object.entries(memory.serverPeakAfterMb)
+      .map(([name, value]) => `${name} ${mb(value)}`)
+      .join(', ')}.`,
+    '',
+    'Per request in the memory pass (ffmpeg and ffprobe runs in the order they ended, each with its peak RSS and wall time):',
     '',
     table(
-      ['request', 'server RSS during it', 'ffmpeg / ffprobe runs (peak each)'],
-      memory.jobs.map((job) => [job.id, mb(job.serverRssMb), job.ffmpeg.map((run) => `${run.role} ${run.mb} MB`).join(', ') || '–']),
+      ['request', 'wall time', 'server RSS during it', 'ffmpeg / ffprobe runs'],
+      memory.jobs.map((job) => [
+        job.id,
+        time(job.ms),
+        mb(job.serverRssMb),
+        job.ffmpeg.map((run) => `${run.role} ${run.mb} MB ${run.seconds.toFixed(2)} s`).join(', ') || '–',
+      ]),
     ),
     '',
     'Memory pass: after the timed sections, a second server is started the same way but with `FFMPEG_PATH` and ' +
@@ -332,7 +346,7 @@ function speechSection(results: Results): string[] {
 }
 
 /** README's Performance section: headline figures only, each from BENCHMARKS.json. */
-function readmeSection(results: Results): string {
+export function readmeSection(results: Results): string {
   const { machine } = results;
   const tts = (characters: number) => results.tts.find((row) => row.characters === characters);
   const [short, long] = [tts(200), tts(5000)];
@@ -340,17 +354,19 @@ function readmeSection(results: Results): string {
   const busiest = [...results.throughput].sort((a, b) => b.requestsPerSecond - a.requestsPerSecond)[0];
   const worstLag = Math.max(...results.throughput.map((row) => row.eventLoopP99Ms));
   const passed = results.targets.filter((target) => target.pass).length;
-  const host = results.memory?.children['eSpeak NG host (node)'];
+  const host = results.memory?.processes['eSpeak NG host (node)'];
   const largestFfmpeg = Math.max(
     0,
-    ...Object.entries(results.memory?.children ?? {})
-      .filter(([kind]) => !kind.includes('host') && kind !== 'Festival' && kind !== 'naive render')
+    ...Object.entries(results.memory?.ffmpeg ?? {})
+      .filter(([role]) => role !== 'naive render')
       .map(([, value]) => value ?? 0),
   );
+  const busy = Math.max(...machine.loadAverage.start, ...machine.loadAverage.end) > machine.cpus;
+  const missed = results.targets.filter((target) => !target.pass);
   const lines = [
     '',
     `Measured by \`npm run bench\` on ${machine.date.slice(0, 10)}, ${machine.cpus} cores and ${machine.memoryGiB} GiB, ` +
-      `load average ${machine.loadAverage.start[0]} at the start (other work shared the machine). Method, every table and ` +
+      `load average ${machine.loadAverage.start[0]} at the start${busy ? ' (other work shared the machine)' : ''}. Method, every table and ` +
       'the targets: [BENCHMARKS.md](BENCHMARKS.md); the figures below are from [BENCHMARKS.json](BENCHMARKS.json).',
     '',
   ];
@@ -377,6 +393,10 @@ function readmeSection(results: Results): string {
   if (results.memory) {
     lines.push(`- Peak memory: server ${mb(results.memory.serverPeakMb)}, each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`);
   }
-  lines.push(`- Targets met: ${passed} of ${results.targets.length}.`, '');
+  lines.push(
+    `- Targets met: ${passed} of ${results.targets.length}` +
+      (missed.length ? `; missed: ${missed.map((target) => `${target.description} ${target.value} ${target.unit} (target ${target.target})`).join('; ')}.` : '.'),
+    '',
+  );
   return `${lines.join('\n')}\n`;
 }

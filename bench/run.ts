@@ -32,23 +32,22 @@ type Section = (typeof SECTIONS)[number];
 const PLANS = {
   full: {
     ttsSizes: [200, 500, 1000, 2000, 5000].map((characters) => ({ characters, runs: characters === 200 ? 15 : 5 })),
-    throughput: { levels: [1, 2, 4, 8], seconds: 15 },
+    throughput: { levels: [1, 2, 4, 8], seconds: 15, rounds: 3 },
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
-    speech: { voices: [VOICE, 'alloy', 'echo'], runs: 5 },
+    speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
+    warmUpRounds: 3,
     deadlineMinutes: 14,
   },
   quick: {
-    ttsSizes: [
-      { characters: 200, runs: 2 },
-      { characters: 1000, runs: 1 },
-    ],
-    throughput: { levels: [1, 2, 4, 8], seconds: 1.5 },
+    ttsSizes: [{ characters: 200, runs: 2 }],
+    throughput: { levels: [1, 2, 4, 8], seconds: 1, rounds: 1 },
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
     speech: { voices: [VOICE], runs: 1 },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
+    warmUpRounds: 1,
     deadlineMinutes: 2,
   },
 };
@@ -99,41 +98,46 @@ async function main(): Promise<void> {
     video: [],
     speech: null,
   };
+  const serverPeakAfterMb: Record<string, number> = {};
+  const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
   const section = async (name: Section, title: string, measure: () => Promise<void>) => {
     if (!wanted(name)) return;
     const begun = Date.now();
     console.log(title);
     await measure();
+    if (name !== 'memory') serverPeakAfterMb[name] = await serverPeakMb();
     console.log(`  (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
   };
   try {
-    await warmUp(service, raw, workDir);
+    await warmUp(service, raw, workDir, plan.warmUpRounds);
+    serverPeakAfterMb['start-up and warm-up'] = await serverPeakMb();
     await section('tts', '/tts, service and raw pipeline interleaved', async () => {
       results.tts = await measureTts(service, raw, VOICE, plan.ttsSizes, workDir);
       results.processStart = await measureProcessStart(raw, plan.processStartRuns);
     });
-    await section('throughput', `throughput, ${plan.throughput.seconds} s per level`, async () => {
-      results.throughput = await measureThroughput(service, VOICE, plan.throughput.levels, plan.throughput.seconds);
+    await section('throughput', `throughput, ${plan.throughput.seconds} s per level in ${plan.throughput.rounds} rounds`, async () => {
+      results.throughput = await measureThroughput(service, VOICE, plan.throughput);
     });
     await section('video', '/tts-video, service and naive pipeline interleaved', async () => {
       const { runs, seconds, cases, scalingSeconds } = plan.video;
-      for (const videoCase of cases) results.video.push(await measureVideo(service, raw, { voice: VOICE, videoCase, seconds, runs, naive: true, workDir }));
-      for (const extra of scalingSeconds) {
-        results.video.push(await measureVideo(service, raw, { voice: VOICE, videoCase: PORTRAIT, seconds: extra, runs, naive: false, workDir }));
-      }
+      const items = [
+        ...cases.map((videoCase) => ({ videoCase, seconds, naive: true })),
+        ...scalingSeconds.map((extra) => ({ videoCase: PORTRAIT, seconds: extra, naive: false })),
+      ];
+      results.video = await measureVideo(service, raw, { voice: VOICE, items, runs, workDir });
     });
     await section('speech', '/v1/audio/speech, streamed', async () => {
       results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);
     });
-    const serverPeakMb = Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
+    const serverPeak = await serverPeakMb();
     // Engine hosts of the timed server have run the most work: their peaks count too.
     const hosts = peaksByKind(service.pid);
     delete hosts.ffmpeg; // measured apart, exactly, in the memory pass
     await service.stop();
     await section('memory', 'memory pass (a second server, ffmpeg behind GNU time)', async () => {
       const pass = await measureMemory(raw, { voice: VOICE, ...plan.memory, workDir });
-      for (const [name, mb] of Object.entries(hosts) as Array<[keyof typeof hosts, number]>) pass.children[name] = Math.max(pass.children[name] ?? 0, mb);
-      memory = { serverPeakMb, ...pass };
+      for (const [name, mb] of Object.entries(hosts) as Array<[keyof typeof hosts, number]>) pass.processes[name] = Math.max(pass.processes[name] ?? 0, mb);
+      memory = { serverPeakMb: serverPeak, serverPeakAfterMb, ...pass };
     });
   } finally {
     await service.stop();
@@ -159,8 +163,8 @@ async function main(): Promise<void> {
 }
 
 /** One of each request on both sides, so that no timed run pays for first-use compilation or cold caches. */
-async function warmUp(service: Service, raw: RawPipeline, workDir: string): Promise<void> {
-  for (let round = 0; round < 3; round += 1) {
+async function warmUp(service: Service, raw: RawPipeline, workDir: string, rounds: number): Promise<void> {
+  for (let round = 0; round < rounds; round += 1) {
     await postOk(`${service.baseUrl}/tts`, { text: textOf(200), voice: VOICE });
     await raw.mp3(textOf(200), VOICE, path.join(workDir, 'warm.mp3'));
   }

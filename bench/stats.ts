@@ -72,3 +72,14 @@ export function linearFit(points: ReadonlyArray<{ x: number; y: number }>): Line
     worstPercent: Math.max(...rows.map((row) => Math.abs(row.residualPercent))),
   };
 }
+
+/**
+ * Calls `step(item, run)` round-robin: round r visits every item that wants more than r runs, so that a slow drift
+ * of the machine's load touches every item alike instead of whichever was measured last.
+ */
+export async function inRounds<T>(items: readonly T[], runsOf: (item: T) => number, step: (item: T, run: number) => Promise<void>): Promise<void> {
+  const rounds = Math.max(0, ...items.map(runsOf));
+  for (let run = 0; run < rounds; run += 1) {
+    for (const item of items) if (run < runsOf(item)) await step(item, run);
+  }
+}

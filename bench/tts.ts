@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { RawPipeline, RawTimes } from './raw.js';
 import { postOk, type Service } from './service.js';
-import { median, round, timings, type Timings } from './stats.js';
+import { inRounds, median, round, timings, type Timings } from './stats.js';
 import { textOf } from './texts.js';
 
 export interface TtsRow {
@@ -40,38 +40,37 @@ export async function measureProcessStart(raw: RawPipeline, runs: number): Promi
 
 /**
  * For each size: `runs` pairs of one HTTP POST /tts (mp3, end to end, answer read) and one raw pipeline run on the
- * same text, interleaved so that both see the same machine; which goes first alternates.
+ * same text, back to back so that both see the same machine, which goes first alternating; the sizes in rounds.
  */
 export async function measureTts(service: Service, raw: RawPipeline, voice: string, sizes: ReadonlyArray<{ characters: number; runs: number }>, workDir: string): Promise<TtsRow[]> {
-  const rows: TtsRow[] = [];
-  for (const { characters, runs } of sizes) {
-    const text = textOf(characters);
-    const serviceMs: number[] = [];
-    const rawRuns: RawTimes[] = [];
-    let audioSeconds = 0;
-    const viaService = async () => {
-      const answer = await postOk<TtsResponse>(`${service.baseUrl}/tts`, { text, voice, format: 'mp3' });
-      audioSeconds = answer.body.duration;
-      serviceMs.push(answer.ms);
-    };
-    const viaRaw = async () => {
-      rawRuns.push(await raw.mp3(text, voice, path.join(workDir, 'raw.mp3')));
-    };
-    for (let run = 0; run < runs; run += 1) {
+  const measured = sizes.map((size) => ({ ...size, text: textOf(size.characters), serviceMs: [] as number[], rawRuns: [] as RawTimes[], audioSeconds: 0 }));
+  await inRounds(
+    measured,
+    (size) => size.runs,
+    async (size, run) => {
+      const viaService = async () => {
+        const answer = await postOk<TtsResponse>(`${service.baseUrl}/tts`, { text: size.text, voice, format: 'mp3' });
+        size.audioSeconds = answer.body.duration;
+        size.serviceMs.push(answer.ms);
+      };
+      const viaRaw = async () => {
+        size.rawRuns.push(await raw.mp3(size.text, voice, path.join(workDir, 'raw.mp3')));
+      };
       for (const step of run % 2 ? [viaRaw, viaService] : [viaService, viaRaw]) await step();
-    }
+    },
+  );
+  return measured.map(({ characters, serviceMs, rawRuns, audioSeconds }) => {
     const serviceTimings = timings(serviceMs);
     const rawTimings = timings(rawRuns.map((times) => times.totalMs));
     const phase = (name: keyof RawTimes) => round(median(rawRuns.map((times) => times[name])), 1);
-    rows.push({
+    console.log(`  /tts ${characters} chars: service ${serviceTimings.p50} ms, raw ${rawTimings.p50} ms (${serviceMs.length} runs)`);
+    return {
       characters,
       audioSeconds,
       service: serviceTimings,
       raw: rawTimings,
       ratio: round(serviceTimings.p50 / rawTimings.p50, 3),
       rawPhases: { synthesisMs: phase('synthesisMs'), encodeMs: phase('encodeMs'), probeMs: phase('probeMs') },
-    });
-    console.log(`  /tts ${characters} chars: service ${serviceTimings.p50} ms, raw ${rawTimings.p50} ms (${runs} runs)`);
-  }
-  return rows;
+    };
+  });
 }

@@ -8,7 +8,7 @@ import { frameSize, layoutCaptions } from '../src/video/layout.js';
 import { BACKGROUND_COLOUR, filterValue } from '../src/video/render.js';
 import { pcmBytes, type RawPipeline } from './raw.js';
 import { postOk, type Service } from './service.js';
-import { round, timings, type Timings } from './stats.js';
+import { inRounds, round, timings, type Timings } from './stats.js';
 import { narrationOf } from './texts.js';
 
 const FPS = 30;
@@ -52,58 +52,76 @@ interface VideoResponse {
   duration: number;
 }
 
+export interface VideoItem {
+  videoCase: VideoCase;
+  /** Narration to ask for, in seconds. */
+  seconds: number;
+  /** Also the naive pipeline on the same text. */
+  naive: boolean;
+}
+
 /**
- * `runs` rounds of: the service's constant-rate video, its variable-rate video and, with `naive`, the naive
- * pipeline on the same text (VIDEO-NOTES: a 30 fps colour source as long as the audio, the `subtitles` filter
- * on the same captions as .ass, libx264 preset medium, ffmpeg's default AAC).
+ * `runs` rounds over the items, each visit: the service's constant-rate video, its variable-rate video and, with
+ * `naive`, the naive pipeline on the same text (VIDEO-NOTES: a 30 fps colour source as long as the audio, the
+ * `subtitles` filter on the same captions as .ass, libx264 preset medium, ffmpeg's default AAC).
  */
 export async function measureVideo(
   service: Service,
   raw: RawPipeline,
-  options: { voice: string; videoCase: VideoCase; seconds: number; runs: number; naive: boolean; workDir: string },
-): Promise<VideoRow> {
-  const { voice, videoCase, runs, workDir } = options;
-  const text = narrationOf(options.seconds);
-  const serviceMs: Record<FrameRate, number[]> = { constant: [], variable: [] };
-  const naiveMs = { synthesis: [] as number[], render: [] as number[], total: [] as number[] };
-  let duration = 0;
-  for (let run = 0; run < runs; run += 1) {
-    for (const frameRate of FRAME_RATES) {
-      const answer = await postOk<VideoResponse>(`${service.baseUrl}/tts-video`, {
-        text,
-        voice,
-        resolution: videoCase.resolution,
-        aspect_ratio: videoCase.aspectRatio,
-        frame_rate: frameRate,
-      });
-      duration = answer.body.duration;
-      serviceMs[frameRate].push(answer.ms);
-    }
-    if (options.naive) {
-      const { synthesisMs, renderMs } = await naiveVideo(raw, { text, voice, videoCase, workDir });
-      naiveMs.synthesis.push(synthesisMs);
-      naiveMs.render.push(renderMs);
-      naiveMs.total.push(synthesisMs + renderMs);
-    }
-  }
-  const byRate = { constant: timings(serviceMs.constant), variable: timings(serviceMs.variable) };
-  const naive = options.naive ? { synthesis: timings(naiveMs.synthesis), render: timings(naiveMs.render), total: timings(naiveMs.total) } : undefined;
-  const realTime = (ms: number) => round(duration / (ms / 1000), 1);
-  const row: VideoRow = {
-    case: videoCase.label,
-    plannedSeconds: options.seconds,
-    characters: text.length,
-    duration,
-    service: byRate,
-    ...(naive ? { naive } : {}),
-    timesRealTime: { constant: realTime(byRate.constant.p50), variable: realTime(byRate.variable.p50), naive: naive ? realTime(naive.total.p50) : null },
-    speedUpOverNaive: naive ? { constant: round(naive.total.p50 / byRate.constant.p50, 1), variable: round(naive.total.p50 / byRate.variable.p50, 1) } : null,
-  };
-  console.log(
-    `  /tts-video ${videoCase.label}, ${duration.toFixed(1)} s: constant ${byRate.constant.p50} ms, variable ${byRate.variable.p50} ms` +
-      (naive ? `, naive ${naive.total.p50} ms (render ${naive.render.p50} ms)` : ''),
+  options: { voice: string; items: readonly VideoItem[]; runs: number; workDir: string },
+): Promise<VideoRow[]> {
+  const { voice, runs, workDir } = options;
+  const measured = options.items.map((item) => ({
+    ...item,
+    text: narrationOf(item.seconds),
+    duration: 0,
+    serviceMs: { constant: [] as number[], variable: [] as number[] },
+    naiveMs: { synthesis: [] as number[], render: [] as number[], total: [] as number[] },
+  }));
+  await inRounds(
+    measured,
+    () => runs,
+    async (item) => {
+      for (const frameRate of FRAME_RATES) {
+        const answer = await postOk<VideoResponse>(`${service.baseUrl}/tts-video`, {
+          text: item.text,
+          voice,
+          resolution: item.videoCase.resolution,
+          aspect_ratio: item.videoCase.aspectRatio,
+          frame_rate: frameRate,
+        });
+        item.duration = answer.body.duration;
+        item.serviceMs[frameRate].push(answer.ms);
+      }
+      if (item.naive) {
+        const { synthesisMs, renderMs } = await naiveVideo(raw, { text: item.text, voice, videoCase: item.videoCase, workDir });
+        item.naiveMs.synthesis.push(synthesisMs);
+        item.naiveMs.render.push(renderMs);
+        item.naiveMs.total.push(synthesisMs + renderMs);
+      }
+    },
   );
-  return row;
+  return measured.map((item) => {
+    const byRate = { constant: timings(item.serviceMs.constant), variable: timings(item.serviceMs.variable) };
+    const naive = item.naive
+      ? { synthesis: timings(item.naiveMs.synthesis), render: timings(item.naiveMs.render), total: timings(item.naiveMs.total) }
+      : undefined;
+    const realTime = (ms: number) => round(item.duration / (ms / 1000), 1);
+    console.log(
+      `  /tts-video ${item.videoCase.label}, ${item.duration.toFixed(1)} s: constant ${byRate.constant.p50} ms, variable ${byRate.variable.p50} ms` +
+        (naive ? `, naive ${naive.total.p50} ms (render ${naive.render.p50} ms)` : ''),
+    );
+    return {
+      case: item.videoCase.label,
+      plannedSeconds: item.seconds,
+      characters: item.text.length,
+      duration: item.duration,
+      service: byRate,
+      ...(naive ? { naive } : {}),
+      timesRealTime: { constant: realTime(byRate.constant.p50), variable: realTime(byRate.variable.p50), naive: naive ? realTime(naive.total.p50) : null },
+      speedUpOverNaive: naive ? { constant: round(naive.total.p50 / byRate.constant.p50, 1), variable: round(naive.total.p50 / byRate.variable.p50, 1) } : null,
+    };
+  });
 }
 
 /** Text → naive MP4; the two phases timed apart. */

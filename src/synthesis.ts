@@ -11,7 +11,7 @@ import type { Ffmpeg } from './ffmpeg.js';
 import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
 import { ProcessError } from './process.js';
 import type { FileKind, PendingFile, Storage, StoredFile } from './storage.js';
-import { normalizeText, splitSentences } from './text.js';
+import { splitSentences } from './text.js';
 import { timedWordsIn, type SpokenWord } from './words.js';
 
 /** What synthesis needs of the engines (src/engines/index.ts provides it). */
@@ -94,8 +94,7 @@ export class Synthesizer {
    */
   async *speakInOrder(request: SpeakRequest, firstAlone = false): AsyncGenerator<SpokenSpan> {
     this.validate(request);
-    // Offsets stay valid: normalizing replaces characters one for one.
-    const spans = splitSentences(normalizeText(request.text));
+    const spans = splitSentences(request.text);
     yield* mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, async (span): Promise<SpokenSpan> => {
       const chunk = await this.engines.synthesize(request.voice, span.text, { signal: request.signal });
       return { ...chunk, span };

@@ -7,12 +7,6 @@ export interface TextSpan {
 /** Longest piece handed to an engine in one call: long enough for natural prosody, short enough to stream and isolate. */
 export const MAX_SPAN_LENGTH = 400;
 
-/** Control characters (other than tab and newline) become spaces: engines and subtitle renderers choke on them. */
-export function normalizeText(text: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what it replaces
-  return text.replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g, ' ');
-}
-
 const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
 
 /**

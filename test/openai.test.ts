@@ -3,6 +3,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinSpeech, rms, SpeechJoiner, type SpokenSpan } from '../src/pcm.js';
+import { runProcess } from '../src/process.js';
 import { buildTestApp, meanVolume, probe, type TestApp } from './helpers.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';
@@ -10,6 +11,15 @@ const LONG_INPUT = Array.from({ length: 40 }, (_, i) => `This is sentence number
 
 let t: TestApp;
 let client: OpenAI;
+
+/** Names of this process's children (ffmpeg runs as one while it encodes). */
+async function childCommands(): Promise<string[]> {
+  const listed = await runProcess('ps', ['-o', 'comm=', '--ppid', String(process.pid)]).then(
+    ({ stdout }) => stdout.toString('utf8'),
+    () => '', // ps exits 1 when there are none
+  );
+  return listed.split('\n').map((name) => name.trim());
+}
 
 async function listen(app: TestApp): Promise<string> {
   await app.app.listen({ port: 0, host: '127.0.0.1' });
@@ -135,8 +145,10 @@ describe('streaming', () => {
       { signal: controller.signal },
     );
     await (response.body as ReadableStream<Uint8Array>).getReader().read();
+    expect(await childCommands()).toContain('ffmpeg');
     controller.abort();
     await expect.poll(() => t.app.limiter.stats.running, { timeout: 5000 }).toBe(0);
+    await expect.poll(childCommands, { timeout: 5000 }).not.toContain('ffmpeg');
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/voxreel_job_duration_seconds_count\{operation="speech",outcome="CLIENT_CLOSED"\} 1/);
   });

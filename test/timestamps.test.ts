@@ -111,7 +111,7 @@ describe('audio captions', () => {
 
   it('writes WebVTT with escaped text and word timestamps, and SRT', () => {
     const cues = audioCues([word('a<b', 0, true), word('&c', 0.5), word('d>', 1)]);
-    expect(webVttFile(cues)).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:01.800\na&lt;b <00:00:00.500>&amp;c <00:00:01.000>d&gt;\n');
+    expect(webVttFile(cues)).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:01.800\na&lt;b <00:00:00.500>&amp;c <00:00:01.000>d&gt;\n\n');
     expect(srtFile(cues)).toBe('1\n00:00:00,000 --> 00:00:01,800\na<b &c d>\n');
   });
 });

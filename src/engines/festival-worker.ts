@@ -81,6 +81,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   private lineBuffer = '';
   private onLine: ((line: string) => void) | undefined;
   private busy = false;
+  private killed = false;
   private nextId = 1;
 
   private constructor(
@@ -127,7 +128,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   }
 
   get available(): boolean {
-    return !this.busy && this.child.exitCode === null && this.child.signalCode === null;
+    return !this.busy && !this.killed && this.child.exitCode === null && this.child.signalCode === null;
   }
 
   async run(text: string, limits: ProcessLimits): Promise<FestivalSpeech> {
@@ -156,6 +157,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
     } catch (error) {
       // Anything else (temporary files, a missing or unreadable result) leaves this Festival in an unknown state.
       if (!(error instanceof AppError)) {
+        this.killed = true;
         this.child.kill('SIGKILL');
         throw new AppError('ENGINE_FAILED', { cause: error });
       }
@@ -185,6 +187,8 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
         settled = true;
         this.onLine = undefined;
         supervision.release();
+        // An answer can cross the timeout or the abort: the process is being killed all the same.
+        if (supervision.timedOut || supervision.isCanceled) this.killed = true;
       };
       void this.exited.then((status) => {
         if (settled) return;

@@ -39,7 +39,7 @@ const VOICES: readonly Voice[] = [
 }));
 
 // Node's WASI, called through V8 fast API calls, writes through a stale pointer once the module's memory has grown
-// (one text over ~800 characters, or a few jobs in one process): the heap gets corrupted and the process aborts or
+// (a text over ~800 characters, in a fresh instance or not): the heap gets corrupted and the process aborts or
 // segfaults. Without fast calls, hundreds of jobs of up to 5000 characters run in one process.
 const HOST_EXEC_ARGV = ['--no-turbo-fast-api-calls', '--disable-warning=ExperimentalWarning'];
 

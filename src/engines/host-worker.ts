@@ -25,7 +25,7 @@ export interface HostWorkerOptions<Result> {
   /** Checks a result before it is trusted: a child that answers garbage is killed. */
   isResult: (value: unknown) => value is Result;
   execArgv?: readonly string[];
-  /** Jobs before the child is retired (1 for engines that must start fresh for each job). */
+  /** Jobs before the child is replaced by a fresh one. */
   maxJobs?: number;
   startTimeoutMs?: number;
 }
@@ -35,6 +35,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   private readonly output = new TailBuffer();
   private readonly exited: Promise<ExitStatus>;
   private busy = false;
+  /** No more jobs: used up, or being killed. */
   private retired = false;
   private jobs = 0;
   private nextId = 1;
@@ -101,17 +102,21 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
         settled = true;
         this.child.off('message', onMessage);
         supervision.release();
+        // An answer can cross the timeout or the abort: the process is being killed all the same.
+        if (supervision.timedOut || supervision.isCanceled) this.retired = true;
         this.busy = false;
         this.jobs += 1;
         if (this.jobs >= (this.options.maxJobs ?? Infinity)) this.retire();
       };
       const fail = (reason: string) => {
-        // Whatever state the engine is in, it is not trusted again: kill it and report once it is gone.
+        // Whatever state the engine is in, it is not trusted again (not even a good answer that follows):
+        // kill it and report once it is gone.
         protocolError ??= reason;
+        this.retired = true;
         this.child.kill('SIGKILL');
       };
       const onMessage = (message: unknown) => {
-        if (settled) return;
+        if (settled || protocolError) return;
         if (!isHostReply(message) || message.id !== id) return fail('sent an unexpected message');
         if (!message.ok) return fail(`failed: ${message.error}`);
         if (!this.options.isResult(message.result)) return fail('sent a malformed result');
