@@ -128,7 +128,7 @@ function throughputSection(results: Results): string[] {
     '## Throughput: short `/tts` requests',
     '',
     table(
-      ['concurrency', 'requests/s', 'p50', 'p99', 'errors', 'server event-loop delay p99 (worst slice)', 'max', 'server CPU', 'machine busy', 'requests', 'seconds'],
+      ['concurrency', 'requests/s', 'p50', 'p99', 'errors', 'server event-loop delay p99 (worst slice)', 'max', 'idle control process p99', 'server CPU', 'machine busy', 'requests', 'seconds'],
       results.throughput.map((row) => [
         row.concurrency,
         row.requestsPerSecond,
@@ -137,6 +137,7 @@ function throughputSection(results: Results): string[] {
         row.errors,
         `${row.eventLoopP99Ms} ms`,
         `${row.eventLoopMaxMs} ms`,
+        `${row.idleControlP99Ms} ms`,
         `${row.serverCpuPercent}%`,
         `${row.machineBusyPercent}%`,
         row.requests,
@@ -151,9 +152,19 @@ function throughputSection(results: Results): string[] {
       '`voxreel_nodejs_eventloop_lag_p99_seconds` (prom-client\'s `monitorEventLoopDelay`, which resets on each scrape of ' +
       '`/metrics`), scraped just before and just after each slice, so each reading covers one slice; the table shows the ' +
       'worst slice. Its sampling timer runs every 10 ms and those 10 ms are in every value (an idle loop reads about ' +
-      '10 ms). Server CPU: utime + stime of the server process (all its threads; not the engine hosts or ffmpeg) per wall ' +
+      '10 ms). Idle control: the same monitor in an idle Node process started beside the server (bench/loop-probe.ts), ' +
+      'read at the same moments: the delay any event loop suffers on this machine at that time, whatever it runs. Server CPU: utime + stime of the server process (all its threads; not the engine hosts or ffmpeg) per wall ' +
       'second, in % of one core. Machine busy: all cores, whoever used them (/proc/stat).',
     '',
+    ...(results.spawnCost.length
+      ? [
+          `What a process start costs the server's event loop: \`spawn()\` returns only after fork(), which copies the ` +
+            `parent's page tables, so it grows with the parent's size. Measured in a Node process made that big ` +
+            `(bench/spawn-probe.ts, p50 of 10 spawns of ffmpeg): ${results.spawnCost.map((cost) => `${cost.spawnMs} ms at ${cost.rssMb} MB`).join(', ')}. ` +
+            'Each `/tts` request spawns ffmpeg and ffprobe; compare the server\'s size in Peak resident memory below.',
+          '',
+        ]
+      : []),
   ];
 }
 
@@ -366,7 +377,8 @@ export function readmeSection(results: Results): string {
   const lines = [
     '',
     `Measured by \`npm run bench\` on ${machine.date.slice(0, 10)}, ${machine.cpus} cores and ${machine.memoryGiB} GiB, ` +
-      `load average ${machine.loadAverage.start[0]} at the start${busy ? ' (other work shared the machine)' : ''}. Method, every table and ` +
+      `load average ${machine.loadAverage.start[0]} at the start and ${machine.loadAverage.end[0]} at the end` +
+      `${busy ? ' (other work shared the machine)' : ''}. Method, every table and ` +
       'the targets: [BENCHMARKS.md](BENCHMARKS.md); the figures below are from [BENCHMARKS.json](BENCHMARKS.json).',
     '',
   ];
@@ -391,7 +403,11 @@ export function readmeSection(results: Results): string {
     );
   }
   if (results.memory) {
-    lines.push(`- Peak memory: server ${mb(results.memory.serverPeakMb)}, each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`);
+    const [first] = Object.values(results.memory.serverPeakAfterMb);
+    lines.push(
+      `- Peak memory: server ${mb(first)} after start-up and ${mb(results.memory.serverPeakMb)} at the end of the run (it grows with ` +
+        `the requests served), each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`,
+    );
   }
   lines.push(
     `- Targets met: ${passed} of ${results.targets.length}` +

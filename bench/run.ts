@@ -21,7 +21,7 @@ import { measureSpeech, type SpeechResult } from './speech.js';
 import { linearFit, round, type LinearFit } from './stats.js';
 import { evaluateTargets, type TargetResult } from './targets.js';
 import { textOf } from './texts.js';
-import { measureThroughput, type ThroughputRow } from './throughput.js';
+import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
 
@@ -37,6 +37,7 @@ const PLANS = {
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
+    spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
     deadlineMinutes: 14,
   },
@@ -47,6 +48,7 @@ const PLANS = {
     speech: { voices: [VOICE], runs: 1 },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
+    spawnBallastMb: [0, 200],
     warmUpRounds: 1,
     deadlineMinutes: 2,
   },
@@ -63,6 +65,7 @@ export interface Results {
   tts: TtsRow[];
   processStart: ProcessStart | null;
   throughput: ThroughputRow[];
+  spawnCost: SpawnCost[];
   video: VideoRow[];
   scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
   memory: MemoryResult | null;
@@ -95,6 +98,7 @@ async function main(): Promise<void> {
     tts: [],
     processStart: null,
     throughput: [],
+    spawnCost: [],
     video: [],
     speech: null,
   };
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
     });
     await section('throughput', `throughput, ${plan.throughput.seconds} s per level in ${plan.throughput.rounds} rounds`, async () => {
       results.throughput = await measureThroughput(service, VOICE, plan.throughput);
+      results.spawnCost = await measureSpawnCost(plan.spawnBallastMb);
     });
     await section('video', '/tts-video, service and naive pipeline interleaved', async () => {
       const { runs, seconds, cases, scalingSeconds } = plan.video;

@@ -1,3 +1,5 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { postJson, scrapeMetrics, type Service } from './service.js';
@@ -16,6 +18,8 @@ export interface ThroughputRow {
   /** prom-client's monitorEventLoopDelay (10 ms resolution, so 10 ms is its floor), p99 of the worst slice. */
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
+  /** The same monitor in an idle Node process beside the server (bench/loop-probe.ts): the machine's share of the delay. */
+  idleControlP99Ms: number;
   /** CPU time of the server process (all its threads, not its children) per wall second, in % of one core. */
   serverCpuPercent: number;
   /** Busy share of all the machine's cores (/proc/stat), whoever used them, in %. */
@@ -34,6 +38,7 @@ interface Slice {
   errors: number;
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
+  idleControlP99Ms: number;
   serverCpuSeconds: number;
   machine: { busy: number; total: number };
 }
@@ -50,13 +55,18 @@ export async function measureThroughput(
 ): Promise<ThroughputRow[]> {
   const body = { text: textOf(200), voice, format: 'mp3' };
   const slices = new Map<number, Slice[]>(plan.levels.map((level) => [level, []]));
-  await inRounds(
-    plan.levels,
-    () => plan.rounds,
-    async (concurrency) => {
-      slices.get(concurrency)?.push(await slice(service, body, concurrency, (plan.seconds * 1000) / plan.rounds));
-    },
-  );
+  const control = await LoopProbe.start();
+  try {
+    await inRounds(
+      plan.levels,
+      () => plan.rounds,
+      async (concurrency) => {
+        slices.get(concurrency)?.push(await slice(service, control, body, concurrency, (plan.seconds * 1000) / plan.rounds));
+      },
+    );
+  } finally {
+    control.stop();
+  }
   return plan.levels.map((concurrency) => {
     const parts = slices.get(concurrency) ?? [];
     const sum = (value: (part: Slice) => number) => parts.reduce((total, part) => total + value(part), 0);
@@ -72,20 +82,22 @@ export async function measureThroughput(
       p99Ms: round(percentile(latencies, 99), 1),
       eventLoopP99Ms: Math.max(...parts.map((part) => part.eventLoopP99Ms)),
       eventLoopMaxMs: Math.max(...parts.map((part) => part.eventLoopMaxMs)),
+      idleControlP99Ms: Math.max(...parts.map((part) => part.idleControlP99Ms)),
       serverCpuPercent: round((100 * sum((part) => part.serverCpuSeconds)) / seconds, 0),
       machineBusyPercent: round((100 * sum((part) => part.machine.busy)) / sum((part) => part.machine.total), 0),
     };
     console.log(
       `  concurrency ${concurrency}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors, ` +
-        `event loop p99 ${row.eventLoopP99Ms} ms, server CPU ${row.serverCpuPercent}%, machine busy ${row.machineBusyPercent}%`,
+        `event loop p99 ${row.eventLoopP99Ms} ms (idle control ${row.idleControlP99Ms} ms), server CPU ${row.serverCpuPercent}%, machine busy ${row.machineBusyPercent}%`,
     );
     return row;
   });
 }
 
-async function slice(service: Service, body: unknown, concurrency: number, durationMs: number): Promise<Slice> {
-  // The scrape resets the server's event-loop delay histogram: the next one covers exactly this slice.
+async function slice(service: Service, control: LoopProbe, body: unknown, concurrency: number, durationMs: number): Promise<Slice> {
+  // The scrape resets the server's event-loop delay histogram: the next one covers exactly this slice. Likewise the control's.
   await scrapeMetrics(service.baseUrl);
+  await control.read();
   const [cpuBefore, machineBefore] = [await serverCpuSeconds(service.pid), await machineTicks()];
   const latencies: number[] = [];
   let errors = 0;
@@ -108,12 +120,14 @@ async function slice(service: Service, body: unknown, concurrency: number, durat
   const seconds = (performance.now() - started) / 1000;
   const [cpuAfter, machineAfter] = [await serverCpuSeconds(service.pid), await machineTicks()];
   const metrics = await scrapeMetrics(service.baseUrl);
+  const idle = await control.read();
   return {
     seconds,
     latencies,
     errors,
     eventLoopP99Ms: round((metrics.get(`${LAG}_p99_seconds`) ?? Number.NaN) * 1000, 1),
     eventLoopMaxMs: round((metrics.get(`${LAG}_max_seconds`) ?? Number.NaN) * 1000, 1),
+    idleControlP99Ms: round(idle.p99Ms, 1),
     serverCpuSeconds: cpuAfter - cpuBefore,
     machine: { busy: machineAfter.busy - machineBefore.busy, total: machineAfter.total - machineBefore.total },
   };
@@ -134,4 +148,45 @@ async function machineTicks(): Promise<{ busy: number; total: number }> {
   const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
   return { busy: total - idle, total };
+}
+
+/** bench/loop-probe.ts in a child process. */
+class LoopProbe {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<LoopProbe> {
+    const child = fork(new URL('./loop-probe.ts', import.meta.url), { stdio: 'ignore' });
+    await once(child, 'spawn');
+    return new LoopProbe(child);
+  }
+
+  /** The delays since the previous read. */
+  async read(): Promise<{ p99Ms: number; maxMs: number }> {
+    const answer = once(this.child, 'message', { signal: AbortSignal.timeout(10_000) });
+    this.child.send('read');
+    return (await answer)[0] as { p99Ms: number; maxMs: number };
+  }
+
+  stop(): void {
+    this.child.disconnect();
+  }
+}
+
+export interface SpawnCost {
+  /** Resident size of the spawning process. */
+  rssMb: number;
+  /** p50 time spawn() returns after, during which the event loop can do nothing else. */
+  spawnMs: number;
+}
+
+/** bench/spawn-probe.ts at a few process sizes: what each ffmpeg or ffprobe start costs the server's event loop. */
+export async function measureSpawnCost(ballastMb: readonly number[]): Promise<SpawnCost[]> {
+  const costs: SpawnCost[] = [];
+  for (const megabytes of ballastMb) {
+    const child = fork(new URL('./spawn-probe.ts', import.meta.url), [String(megabytes)], { stdio: 'ignore' });
+    const [answer] = (await once(child, 'message', { signal: AbortSignal.timeout(60_000) })) as [SpawnCost];
+    costs.push({ rssMb: answer.rssMb, spawnMs: round(answer.spawnMs, 1) });
+  }
+  console.log(`  spawn() holds the event loop: ${costs.map((cost) => `${cost.spawnMs} ms at ${cost.rssMb} MB`).join(', ')}`);
+  return costs;
 }

@@ -74,7 +74,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.decorate('engines', engines);
   app.decorate('ffmpeg', ffmpeg);
   app.decorate('storage', storage);
-  app.decorate('synthesizer', new Synthesizer(engines, ffmpeg, storage));
+  const synthesizer = new Synthesizer(engines, ffmpeg, storage);
+  app.decorate('synthesizer', synthesizer);
+  app.addHook('onClose', async () => synthesizer.close());
   const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
   const metrics = new Metrics(limiter);
   app.decorate('limiter', limiter);

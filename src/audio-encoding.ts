@@ -1,4 +1,4 @@
-import { Readable, type Writable } from 'node:stream';
+import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from './ffmpeg.js';
 import type { Speech } from './pcm.js';
 import type { ProcessLimits } from './process.js';
@@ -60,6 +60,85 @@ export function encodePcm(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, opti
     signal: options.signal,
     timeoutMs: options.timeoutMs,
   });
+}
+
+interface Spare {
+  input: PassThrough;
+  output: PassThrough;
+  controller: AbortController;
+  done: Promise<void>;
+  alive: boolean;
+}
+
+/**
+ * Streaming encodes started ahead of need: one spare ffmpeg per encoding and rates once that combination has been
+ * asked for, so a stream's first bytes wait for its first sentence only, not also for ffmpeg to start (some 50 ms
+ * of CPU, much longer on a busy machine). Speed 1 only: atempo is fixed when ffmpeg starts.
+ */
+export class WarmEncoders {
+  private readonly spares = new Map<string, Spare>();
+  private closed = false;
+
+  constructor(private readonly ffmpeg: Ffmpeg) {}
+
+  /** encodePcm into a stream, on the spare when one is ready. */
+  encode(pcm: Readable, inputRate: number, options: EncodeOptions & { output: Writable }): Promise<void> {
+    if (options.speed !== 1) return encodePcm(this.ffmpeg, pcm, inputRate, options);
+    const key = `${options.encoding}/${inputRate}/${options.sampleRate ?? inputRate}`;
+    const ready = this.spares.get(key);
+    this.spares.delete(key);
+    const spare = ready?.alive ? ready : this.start(inputRate, options);
+    // The next spare starts once this encode has begun to give bytes, so as not to slow its start.
+    spare.output.once('data', () => {
+      if (!this.closed && !this.spares.has(key)) this.spares.set(key, this.start(inputRate, options));
+    });
+    return useSpare(spare, pcm, options);
+  }
+
+  /** Stops the spares. */
+  close(): void {
+    this.closed = true;
+    for (const spare of this.spares.values()) spare.controller.abort();
+    this.spares.clear();
+  }
+
+  private start(inputRate: number, options: EncodeOptions): Spare {
+    const controller = new AbortController();
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const done = encodePcm(this.ffmpeg, input, inputRate, {
+      encoding: options.encoding,
+      speed: 1,
+      sampleRate: options.sampleRate,
+      output,
+      signal: controller.signal,
+    });
+    const spare: Spare = { input, output, controller, done, alive: true };
+    // A spare that ends unused (closed, or killed from outside) is passed over; a user gets its failure.
+    void done
+      .catch(() => undefined)
+      .finally(() => {
+        spare.alive = false;
+      });
+    return spare;
+  }
+}
+
+async function useSpare(spare: Spare, pcm: Readable, options: EncodeOptions & { output: Writable }): Promise<void> {
+  // As with encodePcm: an abort, a failing input or a destination gone kill ffmpeg.
+  const stop = () => spare.controller.abort();
+  options.signal?.addEventListener('abort', stop, { once: true });
+  if (options.signal?.aborted) stop();
+  pcm.once('error', stop);
+  options.output.once('close', stop);
+  spare.output.pipe(options.output);
+  pcm.pipe(spare.input);
+  try {
+    await spare.done;
+  } finally {
+    options.signal?.removeEventListener('abort', stop);
+    options.output.removeListener('close', stop);
+  }
 }
 
 /** One atempo goes down to 0.5: slower speeds chain two. */

@@ -4,8 +4,9 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Voice } from './schemas.js';
 import type { SpeechChunk, SynthesizeOptions } from './engines/types.js';
-import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, encodePcm, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
+import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
+import { audioDuration } from './audio-duration.js';
 import { AppError } from './errors.js';
 import type { Ffmpeg } from './ffmpeg.js';
 import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
@@ -63,11 +64,20 @@ const SENTENCES_IN_FLIGHT = 2;
 
 /** Text → speech → files in storage. Knows nothing of HTTP. */
 export class Synthesizer {
+  private readonly encoders: WarmEncoders;
+
   constructor(
     private readonly engines: VoiceEngines,
     private readonly ffmpeg: Ffmpeg,
     private readonly storage: Storage,
-  ) {}
+  ) {
+    this.encoders = new WarmEncoders(ffmpeg);
+  }
+
+  /** Stops the encoders kept ready for streams. */
+  close(): void {
+    this.encoders.close();
+  }
 
   /** Checks what the schema cannot: that the voice exists and the text is well-formed Unicode. */
   validate(request: Pick<SpeakRequest, 'text' | 'voice'>): Voice {
@@ -117,7 +127,6 @@ export class Synthesizer {
     const stored = await this.store(
       'audio',
       encoding.extension,
-      request,
       async (output) => {
         await encodeSpeech(this.ffmpeg, speech, {
           encoding: request.encoding,
@@ -126,6 +135,7 @@ export class Synthesizer {
           signal: request.signal,
         });
       },
+      (output) => measureAudio(this.ffmpeg, output, request.encoding, request.signal),
       request.timestamps ? captions : undefined,
     );
     const [vtt, srt] = stored.companions;
@@ -144,7 +154,9 @@ export class Synthesizer {
       const pending = await this.storage.pending('audio', this.storage.newName(), AUDIO_ENCODINGS[request.encoding].extension).catch(storageFailed);
       try {
         await encodeSpeech(this.ffmpeg, speech, { ...options, output: pending.path }).catch(rethrowAsAppError('MEDIA_FAILED'));
-        await pipeline(createReadStream(pending.path), output, { signal: request.signal });
+        await pipeline(createReadStream(pending.path), output, { signal: request.signal }).catch((cause: unknown) => {
+          throw request.signal?.aborted ? new AppError('CLIENT_CLOSED', { cause }) : cause;
+        });
       } finally {
         await pending.discard();
       }
@@ -152,9 +164,9 @@ export class Synthesizer {
     }
     let spokenFailure: unknown;
     const pieces = this.pcmPieces(request, voice.sampleRate);
-    // The first sentence is spoken while ffmpeg starts, not after.
+    // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
-    head.catch(() => undefined);
+    void head.catch(() => undefined);
     const pcm = Readable.from(
       (async function* () {
         try {
@@ -168,7 +180,7 @@ export class Synthesizer {
         }
       })(),
     );
-    await encodePcm(this.ffmpeg, pcm, voice.sampleRate, { ...options, output }).catch((error: unknown) => {
+    await this.encoders.encode(pcm, voice.sampleRate, { ...options, output }).catch((error: unknown) => {
       pcm.destroy();
       return rethrowAsAppError('MEDIA_FAILED')(spokenFailure ?? error);
     });
@@ -191,8 +203,9 @@ export class Synthesizer {
   private async store(
     kind: FileKind,
     extension: string,
-    limits: { signal?: AbortSignal },
     produce: (output: string) => Promise<void>,
+    /** The produced file's length in seconds, as ffprobe would read it. */
+    measure: (output: string) => Promise<number>,
     companions: (duration: number) => Companion[] = () => [],
   ): Promise<{ file: StoredFile; duration: number; companions: StoredFile[] }> {
     const name = this.storage.newName();
@@ -200,8 +213,8 @@ export class Synthesizer {
     const extras: PendingFile[] = [];
     try {
       await produce(pending.path).catch(rethrowAsAppError('MEDIA_FAILED'));
-      const info = await this.ffmpeg.probe(pending.path, { signal: limits.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
-      for (const companion of companions(info.duration)) {
+      const duration = await measure(pending.path).catch(rethrowAsAppError('MEDIA_FAILED'));
+      for (const companion of companions(duration)) {
         const extra = await this.storage.pending(companion.kind, name, companion.extension).catch(storageFailed);
         extras.push(extra);
         await writeFile(extra.path, companion.content).catch(storageFailed);
@@ -210,7 +223,7 @@ export class Synthesizer {
       const published: StoredFile[] = [];
       try {
         for (const extra of extras) published.push(await extra.commit());
-        return { file: await pending.commit(), duration: info.duration, companions: published };
+        return { file: await pending.commit(), duration, companions: published };
       } catch (cause) {
         await Promise.all(published.map((file) => this.storage.delete(file.key).catch(() => undefined)));
         throw new AppError('STORAGE_FAILED', { cause });
@@ -220,6 +233,12 @@ export class Synthesizer {
       throw error;
     }
   }
+}
+
+/** Reads our own headers where it can (no process to start), else asks ffprobe. */
+function measureAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, signal?: AbortSignal): Promise<number> {
+  if (encoding === 'mp3' || encoding === 'wav' || encoding === 'ogg') return audioDuration(file, encoding);
+  return ffmpeg.probe(file, { signal }).then((info) => info.duration);
 }
 
 function storageFailed(cause: unknown): never {
