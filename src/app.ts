@@ -115,7 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       // Names are random and never reused, so a cached copy is always right.
       maxAge: '365d',
       immutable: true,
-      allowedPath: (pathName) => !pathName.includes('/.'),
+      allowedPath: (pathName) => localStorage.isServable(pathName),
     });
   }
 

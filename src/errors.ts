@@ -1,5 +1,6 @@
 /** Every error the service can answer with: one table, one class, one body shape (see README "Errors"). */
 export const ErrorTable = {
+  BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
   VALIDATION_ERROR: { status: 400, message: 'The request body is invalid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   UNKNOWN_VOICE: { status: 400, message: 'No voice has this id; GET /voices lists them.' },
@@ -9,6 +10,7 @@ export const ErrorTable = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'This route does not accept that method.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range lies outside the file.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },
   CLIENT_CLOSED: { status: 499, message: 'The client closed the request before it finished.' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },

@@ -78,7 +78,6 @@ export type WordTimestamp = Static<typeof WordTimestamp>;
 
 /** What every successful answer says: the price and what was billed. */
 const Billed = {
-  status: Type.Literal('success'),
   cost: Type.Number({ description: 'Price of the request in the currency of `currency`.' }),
   currency: Type.String({ description: 'ISO 4217 code of `cost`.' }),
   voice: Type.String(),
@@ -86,9 +85,10 @@ const Billed = {
 };
 
 export const TtsResponse = Type.Object({
-  ...Billed,
+  status: Type.Literal('success'),
   url: Type.String({ description: '`<CDN_URL>/audio/<name>.<format>`' }),
   duration: Type.Number({ description: 'Length of the file in seconds.' }),
+  ...Billed,
   format: AudioFormat,
   bytes: Type.Integer({ description: 'Size of the file.' }),
   words: Type.Optional(Type.Array(WordTimestamp, { description: 'With `timestamps`: every word of `text`, in order.' })),
@@ -143,10 +143,11 @@ export const TtsVideoRequest = Type.Object(
 export type TtsVideoRequest = Static<typeof TtsVideoRequest>;
 
 export const TtsVideoResponse = Type.Object({
-  ...Billed,
+  status: Type.Literal('success'),
   url: Type.String({ description: '`<CDN_URL>/video/<name>.mp4`: H.264 (yuv420p) and AAC in MP4, moov atom first.' }),
-  captionsUrl: Type.String({ description: '`<CDN_URL>/captions/<name>.vtt`: the same captions as WebVTT, with word timestamps.' }),
   duration: Type.Number({ description: 'Length of the video in seconds.' }),
+  ...Billed,
+  captionsUrl: Type.String({ description: '`<CDN_URL>/captions/<name>.vtt`: the same captions as WebVTT, with word timestamps.' }),
   width: Type.Integer(),
   height: Type.Integer(),
   fps: Type.Integer(),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 export type FileKind = 'audio' | 'video' | 'captions';
@@ -36,12 +37,35 @@ export class LocalStorage implements Storage {
   constructor(
     readonly root: string,
     readonly baseUrl: string,
-  ) {}
+  ) {
+    this.realRoot = path.resolve(root);
+  }
+
+  private realRoot: string;
 
   /** Creates the folders and removes temporary files an earlier process left behind (one process per OUTPUT_DIR). */
   async init(): Promise<void> {
     await rm(path.join(this.root, TEMP_DIR), { recursive: true, force: true });
     await Promise.all([TEMP_DIR, ...FILE_KINDS].map((dir) => mkdir(path.join(this.root, dir), { recursive: true })));
+    this.realRoot = await realpath(this.root);
+  }
+
+  /**
+   * Whether a request path (decoded, relative to the root) may be served: a published kind's folder, nothing
+   * hidden, and, symlinks resolved, still inside the root. Missing files pass, to be answered 404.
+   */
+  isServable(requestPath: string): boolean {
+    const relative = requestPath.replace(/^\/+/, '');
+    const [kind, ...rest] = relative.split('/');
+    if (!FILE_KINDS.includes(kind as FileKind) || rest.length !== 1 || /[\0\\]|^\./.test(rest[0] ?? '.')) return false;
+    let real: string;
+    try {
+      real = realpathSync(path.join(this.root, relative));
+    } catch {
+      return true;
+    }
+    const inside = path.relative(this.realRoot, real);
+    return inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside);
   }
 
   newName(): string {

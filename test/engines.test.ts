@@ -8,6 +8,7 @@ import { EspeakEngine } from '../src/engines/espeak.js';
 import { detectFestival, FestivalEngine } from '../src/engines/festival.js';
 import { FliteEngine } from '../src/engines/flite.js';
 import { createEngines, type EngineRegistry, type SpeechChunk } from '../src/engines/index.js';
+import { isAlive } from './server-process.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 const hasFestival = (await detectFestival()) !== undefined;
@@ -48,14 +49,6 @@ async function expectFailure(promise: Promise<unknown>, code: AppError['code']):
   return error as AppError;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function expectGone(pids: readonly number[], withinMs = 5000): Promise<void> {
   const deadline = Date.now() + withinMs;

@@ -2,6 +2,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
+import type { TtsResponse } from '../src/schemas.js';
 import { buildApp, type AppDeps } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { Ffmpeg, type MediaInfo } from '../src/ffmpeg.js';
@@ -63,4 +65,11 @@ export async function meanVolume(file: string): Promise<number> {
   const match = /mean_volume:\s*(-?[\d.]+) dB/.exec(stderr);
   if (!match?.[1]) throw new Error(`volumedetect printed no mean volume:\n${stderr}`);
   return Number(match[1]);
+}
+
+/** POST /tts that must succeed; returns the parsed answer. */
+export async function postTts(app: FastifyInstance, body: Record<string, unknown>): Promise<TtsResponse> {
+  const response = await app.inject({ method: 'POST', url: '/tts', payload: body });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json<TtsResponse>();
 }

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ProcessError, runProcess, TailBuffer } from '../src/process.js';
+import { isAlive } from './server-process.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 const node = process.execPath;
@@ -14,14 +15,6 @@ async function failureOf(promise: Promise<unknown>): Promise<ProcessError> {
   return error as ProcessError;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('runProcess', () => {
   it('passes stdin through and collects stdout', async () => {

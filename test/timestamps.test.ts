@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/captions.js';
-import type { TtsResponse, WordTimestamp } from '../src/schemas.js';
-import { buildTestApp, type TestApp } from './helpers.js';
+import type { WordTimestamp } from '../src/schemas.js';
+import { buildTestApp, postTts, type TestApp } from './helpers.js';
 
 // A line break, a dash on its own, a number, an emoji, accents and a CRLF: offsets are UTF-16, into the text as sent.
 const TEXT = 'Hello there — this is voxreel.\nIt counts 25 jugs, naïvely 😀 and well.\r\nThe café closes at nine. Good night!';
@@ -12,11 +12,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function tts(body: Record<string, unknown>): Promise<TtsResponse> {
-  const response = await t.app.inject({ method: 'POST', url: '/tts', payload: body });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json<TtsResponse>();
-}
+const tts = (body: Record<string, unknown>) => postTts(t.app, body);
 
 function expectWellFormed(text: string, words: readonly WordTimestamp[], duration: number): void {
   let covered = 0;

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../src/process.js';
 import type { TtsResponse, VoiceList } from '../src/schemas.js';
-import { buildTestApp, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
+import { buildTestApp, postTts, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';
 const VOICE = 'espeak-ng:en-us';
@@ -13,11 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function tts(body: Record<string, unknown>): Promise<TtsResponse> {
-  const response = await t.app.inject({ method: 'POST', url: '/tts', payload: body });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json<TtsResponse>();
-}
+const tts = (body: Record<string, unknown>) => postTts(t.app, body);
 
 function fileOf(url: string): string {
   const relative = url.slice(t.config.cdnUrl.length + 1);

@@ -13,6 +13,17 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_RATE_LIMIT_EXCEEDED: 'RATE_LIMITED',
 };
 
+/** Plugins' own 4xx errors (file serving, rate limits), by status; a forbidden path is just not found. */
+const STATUS_CODES: Record<number, ErrorCode> = {
+  403: 'NOT_FOUND',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  416: 'RANGE_NOT_SATISFIABLE',
+  429: 'RATE_LIMITED',
+};
+
 interface ValidationIssue {
   keyword: string;
   instancePath: string;
@@ -30,7 +41,9 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && /prototype|JSON/i.test(fastifyError.message ?? ''))) {
     return new AppError('INVALID_JSON', { cause: error, message: invalidJsonMessage(fastifyError) });
   }
-  if (fastifyError.statusCode === 429) return new AppError('RATE_LIMITED', { cause: error });
+  const byStatus = fastifyError.statusCode === undefined ? undefined : STATUS_CODES[fastifyError.statusCode];
+  if (byStatus) return new AppError(byStatus, { cause: error });
+  if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return new AppError('BAD_REQUEST', { cause: error });
   return new AppError('INTERNAL_ERROR', { cause: error });
 }
 
