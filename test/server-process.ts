@@ -11,6 +11,8 @@ export interface RunningServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** PIDs of the server's own children (engine hosts, ffmpeg) right now. */
   childPids(): number[];
+  /** Command lines of the server's own children right now. */
+  childArgs(): string[];
   stop(): Promise<void>;
 }
 
@@ -46,22 +48,21 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     void exited.then(({ code }) => reject(new Error(`server exited with ${String(code)} before listening:\n${stderr}`)));
     setTimeout(() => reject(new Error('server did not start in 30 s')), 30_000).unref();
   });
-  const childPids = () => {
-    const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' });
-    return table
+  const children = () =>
+    execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
       .trim()
       .split('\n')
-      .map((line) => line.trim().split(/\s+/).map(Number))
-      .filter(([, ppid]) => ppid === child.pid)
-      .map(([pid]) => pid as number);
-  };
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((match) => Number(match?.[2]) === child.pid)
+      .map((match) => ({ pid: Number(match?.[1]), args: match?.[3] ?? '' }));
   return {
     child,
     baseUrl: address,
     outputDir,
     logs,
     exited,
-    childPids,
+    childPids: () => children().map(({ pid }) => pid),
+    childArgs: () => children().map(({ args }) => args),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

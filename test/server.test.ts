@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, startServer, type RunningServer } from './server-process.js';
 
@@ -31,6 +32,30 @@ describe('graceful shutdown', () => {
     expect(response.status).toBe(200);
     expect(await server.exited).toEqual({ code: 0, signal: null });
     await expect.poll(() => children.filter(isAlive), { timeout: 5000 }).toEqual([]);
+  });
+});
+
+describe('a client that disconnects', () => {
+  it('cancels its job: processes killed, temporary files removed, nothing published', async () => {
+    server = await startServer({});
+    const controller = new AbortController();
+    const request = fetch(`${server.baseUrl}/tts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Speech synthesis turns text into sound. '.repeat(125), voice: 'espeak-ng:en-us', format: 'ogg' }),
+      signal: controller.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    controller.abort();
+    await expect(request).rejects.toThrow();
+    const running = () => server!.childArgs().filter((args) => args.includes('ffmpeg'));
+    await expect.poll(running, { timeout: 5000 }).toEqual([]);
+    await expect.poll(async () => {
+      const metrics = await (await fetch(`${server!.baseUrl}/metrics`)).text();
+      return /voxreel_job_duration_seconds_count\{operation="tts",outcome="CLIENT_CLOSED"\} 1/.test(metrics);
+    }, { timeout: 5000 }).toBe(true);
+    expect(await readdir(`${server.outputDir}/.tmp`)).toEqual([]);
+    expect(await readdir(`${server.outputDir}/audio`)).toEqual([]);
   });
 });
 
