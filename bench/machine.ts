@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { resolveMediaTools } from '../src/media-tools.js';
 import { runProcess } from '../src/process.js';
@@ -15,11 +16,21 @@ export interface MachineFacts {
   commit: string;
   /** The checkout had uncommitted changes: the results are of the working tree, not of `commit` alone. */
   uncommittedChanges: boolean;
+  /** The service's code (src/, package files) was not the same at the end as at the start: the run mixes two versions. */
+  sourceChangedDuringRun: boolean;
 }
 
-export async function machineFacts(loadStart: number[]): Promise<MachineFacts> {
-  const output = async (command: string, args: string[]) =>
-    (await runProcess(command, args, { timeoutMs: 10_000 }).then(({ stdout }) => stdout.toString('utf8'), () => '')).trim();
+async function output(command: string, args: string[]): Promise<string> {
+  return (await runProcess(command, args, { timeoutMs: 10_000 }).then(({ stdout }) => stdout.toString('utf8'), () => '')).trim();
+}
+
+/** What the service's code is right now: HEAD and the working tree's changes to it. */
+export async function sourceFingerprint(): Promise<string> {
+  const state = await Promise.all([output('git', ['rev-parse', 'HEAD']), output('git', ['diff', 'HEAD', '--', 'src', 'package.json', 'package-lock.json'])]);
+  return createHash('sha256').update(state.join('\n')).digest('hex');
+}
+
+export async function machineFacts(loadStart: number[], sourceAtStart: string): Promise<MachineFacts> {
   const ffmpeg = (await output(resolveMediaTools().ffmpeg, ['-version'])).split('\n')[0] ?? '';
   return {
     date: new Date().toISOString(),
@@ -32,6 +43,7 @@ export async function machineFacts(loadStart: number[]): Promise<MachineFacts> {
     loadAverage: { start: loadStart.map(twoDigits), end: os.loadavg().map(twoDigits) },
     commit: (await output('git', ['rev-parse', '--short', 'HEAD'])) || 'unknown',
     uncommittedChanges: (await output('git', ['status', '--porcelain', '--untracked-files=no'])) !== '',
+    sourceChangedDuringRun: (await sourceFingerprint()) !== sourceAtStart,
   };
 }
 

@@ -38,10 +38,7 @@ export class RawPipeline {
     return joinSpeech(chunks);
   }
 
-  /**
-   * Text → MP3 file with src/audio-encoding.ts's settings, timed as a whole and by phase. `probeMs` is not part of
-   * the whole: it is the ffprobe the service runs afterwards to learn the file's length, timed here on its own.
-   */
+  /** Text → MP3 file with src/audio-encoding.ts's settings, timed as a whole and by phase. */
   async mp3(text: string, voice: string, output: string): Promise<RawTimes> {
     const started = performance.now();
     const speech = await this.speak(text, voice);
@@ -52,8 +49,7 @@ export class RawPipeline {
       pcmBytes(speech),
     );
     const encoded = performance.now();
-    await runProcess(this.tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', output], { timeoutMs: TIMEOUT_MS });
-    return { totalMs: encoded - started, synthesisMs: spoken - started, encodeMs: encoded - spoken, probeMs: performance.now() - encoded };
+    return { totalMs: encoded - started, synthesisMs: spoken - started, encodeMs: encoded - spoken };
   }
 
   /** Milliseconds of `<program> -version`: what starting the program costs before it does any work. */
@@ -77,7 +73,6 @@ export interface RawTimes {
   totalMs: number;
   synthesisMs: number;
   encodeMs: number;
-  probeMs: number;
 }
 
 export function pcmBytes(speech: Speech): Buffer {

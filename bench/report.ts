@@ -53,7 +53,8 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     '',
     `Measured by \`npm run bench\` on ${machine.date.slice(0, 16).replace('T', ' ')} UTC: ${machine.cpus} cores (${machine.cpuModel}), ` +
       `${machine.memoryGiB} GiB, ${machine.kernel}, Node ${machine.node}, ${machine.ffmpeg}. Commit ${machine.commit}` +
-      `${machine.uncommittedChanges ? ' with uncommitted changes in the working tree' : ''}. The run took ${Math.round(results.seconds)} s.`,
+      `${machine.uncommittedChanges ? ' with uncommitted changes in the working tree' : ''}. The run took ${Math.round(results.seconds)} s.` +
+      (machine.sourceChangedDuringRun ? ' **The service\'s source changed during the run: these results mix two versions.**' : ''),
     '',
     `Load average (1, 5, 15 min): ${machine.loadAverage.start.join(', ')} at the start, ${machine.loadAverage.end.join(', ')} at the end` +
       (busy
@@ -99,17 +100,18 @@ function ttsSection(results: Results): string[] {
       rows.map((row) => [row.characters, `${row.audioSeconds.toFixed(1)} s`, spread(row.service), spread(row.raw), `${row.ratio.toFixed(2)}×`, row.service.runs.length]),
     ),
     '',
-    'Where the time goes (p50 of each phase in the raw runs; the service adds the ffprobe and the rest):',
+    'Where the time goes (p50 of each phase of the raw runs; the service\'s own share is the difference):',
     '',
     table(
-      ['characters', 'engine (sentences, 2 at a time)', 'ffmpeg → mp3', 'ffprobe of the file', 'service − raw'],
-      rows.map((row) => [row.characters, time(row.rawPhases.synthesisMs), time(row.rawPhases.encodeMs), time(row.rawPhases.probeMs), time(row.service.p50 - row.raw.p50)]),
+      ['characters', 'engine (sentences, 2 at a time)', 'ffmpeg → mp3', 'service − raw'],
+      rows.map((row) => [row.characters, time(row.rawPhases.synthesisMs), time(row.rawPhases.encodeMs), time(row.service.p50 - row.raw.p50)]),
     ),
     '',
     ...(results.processStart
       ? [
           `Starting the programs alone (p50 of ${results.processStart.runs} \`-version\` runs): ffmpeg ${time(results.processStart.ffmpegMs)}, ` +
-            `ffprobe ${time(results.processStart.ffprobeMs)}. Every \`/tts\` request starts one of each, whatever its length.`,
+            `ffprobe ${time(results.processStart.ffprobeMs)}. Every \`/tts\` request starts one ffmpeg, whatever its length; a video ` +
+            'starts three and one ffprobe.',
           '',
         ]
       : []),

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureMemory, type MemoryResult } from './memory-pass.js';
 import { peaksByKind } from './memory.js';
-import { machineFacts, type MachineFacts } from './machine.js';
+import { machineFacts, sourceFingerprint, type MachineFacts } from './machine.js';
 import { RawPipeline } from './raw.js';
 import { publish } from './report.js';
 import { postOk, procStatusKb, startService, type Service } from './service.js';
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
 
   const started = Date.now();
   const loadStart = os.loadavg();
+  const sourceAtStart = await sourceFingerprint();
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-bench-'));
   console.log(`voxreel bench (${kind}), load average ${loadStart.map((load) => load.toFixed(2)).join(' ')}`);
   const [service, raw] = await Promise.all([startService(), RawPipeline.start(os.availableParallelism())]);
@@ -150,7 +151,8 @@ async function main(): Promise<void> {
     await rm(workDir, { recursive: true, force: true });
   }
 
-  const machine = await machineFacts(loadStart);
+  const machine = await machineFacts(loadStart, sourceAtStart);
+  if (machine.sourceChangedDuringRun) console.warn('bench: the service\'s source changed during the run: its results mix two versions; run it again');
   const complete: Results = {
     ...results,
     machine,

@@ -12,8 +12,8 @@ export interface TtsRow {
   raw: Timings;
   /** service p50 / raw p50. */
   ratio: number;
-  /** p50 of the raw pipeline's phases, and of the ffprobe the service adds (not part of raw). */
-  rawPhases: { synthesisMs: number; encodeMs: number; probeMs: number };
+  /** p50 of the raw pipeline's phases. */
+  rawPhases: { synthesisMs: number; encodeMs: number };
 }
 
 interface TtsResponse {
@@ -21,13 +21,13 @@ interface TtsResponse {
 }
 
 export interface ProcessStart {
-  /** p50 of `ffmpeg -version` and `ffprobe -version`, interleaved: the floor of every run of either. */
+  /** p50 of `ffmpeg -version` and `ffprobe -version`, interleaved: what any run of either costs before it does anything. */
   ffmpegMs: number;
   ffprobeMs: number;
   runs: number;
 }
 
-/** Start-up cost of the two programs every /tts request runs once each. */
+/** Start-up cost of the programs the service runs: ffmpeg once per /tts request, ffprobe once per video. */
 export async function measureProcessStart(raw: RawPipeline, runs: number): Promise<ProcessStart> {
   const ffmpeg: number[] = [];
   const ffprobe: number[] = [];
@@ -70,7 +70,7 @@ export async function measureTts(service: Service, raw: RawPipeline, voice: stri
       service: serviceTimings,
       raw: rawTimings,
       ratio: round(serviceTimings.p50 / rawTimings.p50, 3),
-      rawPhases: { synthesisMs: phase('synthesisMs'), encodeMs: phase('encodeMs'), probeMs: phase('probeMs') },
+      rawPhases: { synthesisMs: phase('synthesisMs'), encodeMs: phase('encodeMs') },
     };
   });
 }
