@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resolveMediaTools } from '../src/media-tools.js';
 import { runProcess } from '../src/process.js';
 
@@ -24,10 +27,17 @@ async function output(command: string, args: string[]): Promise<string> {
   return (await runProcess(command, args, { timeoutMs: 10_000 }).then(({ stdout }) => stdout.toString('utf8'), () => '')).trim();
 }
 
-/** What the service's code is right now: HEAD and the working tree's changes to it. */
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A hash of the service's code as it is on disk now (src/ and the package files), whatever was committed meanwhile. */
 export async function sourceFingerprint(): Promise<string> {
-  const state = await Promise.all([output('git', ['rev-parse', 'HEAD']), output('git', ['diff', 'HEAD', '--', 'src', 'package.json', 'package-lock.json'])]);
-  return createHash('sha256').update(state.join('\n')).digest('hex');
+  const files = [...(await readdir(path.join(ROOT, 'src'), { recursive: true })).map((file) => path.join('src', file)), 'package.json', 'package-lock.json'].sort();
+  const hash = createHash('sha256');
+  for (const file of files) {
+    const content = await readFile(path.join(ROOT, file)).catch(() => undefined); // a directory, or gone meanwhile
+    if (content) hash.update(`${file}\0`).update(content);
+  }
+  return hash.digest('hex');
 }
 
 export async function machineFacts(loadStart: number[], sourceAtStart: string): Promise<MachineFacts> {

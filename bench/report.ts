@@ -163,7 +163,7 @@ function throughputSection(results: Results): string[] {
           `What a process start costs the server's event loop: \`spawn()\` returns only after fork(), which copies the ` +
             `parent's page tables, so it grows with the parent's size. Measured in a Node process made that big ` +
             `(bench/spawn-probe.ts, p50 of 10 spawns of ffmpeg): ${results.spawnCost.map((cost) => `${cost.spawnMs} ms at ${cost.rssMb} MB`).join(', ')}. ` +
-            'Each `/tts` request spawns ffmpeg and ffprobe; compare the server\'s size in Peak resident memory below.',
+            'Each `/tts` request spawns one ffmpeg, each video three and an ffprobe; compare the server\'s size in Peak resident memory below.',
           '',
         ]
       : []),
@@ -405,10 +405,11 @@ export function readmeSection(results: Results): string {
     );
   }
   if (results.memory) {
-    const [first] = Object.values(results.memory.serverPeakAfterMb);
+    const [first = Number.NaN] = Object.values(results.memory.serverPeakAfterMb);
+    const grows = results.memory.serverPeakMb > 1.5 * first ? ' (it grows with the requests served: see the notes in BENCHMARKS.md)' : '';
     lines.push(
-      `- Peak memory: server ${mb(first)} after start-up and ${mb(results.memory.serverPeakMb)} at the end of the run (it grows with ` +
-        `the requests served), each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`,
+      `- Peak memory: server ${mb(first)} after start-up and ${mb(results.memory.serverPeakMb)} at the end of the run${grows}, ` +
+        `each eSpeak NG host ${mb(host)}, largest ffmpeg run ${mb(largestFfmpeg)}.`,
     );
   }
   lines.push(

@@ -34,3 +34,24 @@ export function whenExited(child: ChildProcess): Promise<ExitStatus> {
     });
   });
 }
+
+/**
+ * Listeners for a process's exit that can be removed again: a job's `exited.then(...)` would keep the job (and
+ * its audio) reachable for as long as a healthy, long-lived process runs.
+ */
+export class ExitListeners {
+  private readonly listeners = new Set<(status: ExitStatus) => void>();
+
+  constructor(exited: Promise<ExitStatus>) {
+    void exited.then((status) => {
+      for (const listener of [...this.listeners]) listener(status);
+      this.listeners.clear();
+    });
+  }
+
+  /** Calls `listener` once the process has exited; returns the function that removes it. */
+  add(listener: (status: ExitStatus) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
-import { whenExited, type ExitStatus } from './child-exit.js';
+import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { decodeWav, type PcmAudio } from './wav.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -78,6 +78,7 @@ export interface FestivalWorkerOptions {
 export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   private readonly stderr = new TailBuffer();
   private readonly exited: Promise<ExitStatus>;
+  private readonly exitListeners: ExitListeners;
   private lineBuffer = '';
   private onLine: ((line: string) => void) | undefined;
   private busy = false;
@@ -95,6 +96,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
     });
     child.on('error', (error) => this.stderr.push(`${error.message}\n`));
     this.exited = whenExited(child);
+    this.exitListeners = new ExitListeners(this.exited);
   }
 
   static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
@@ -185,12 +187,13 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
       let settled = false;
       const done = () => {
         settled = true;
+        removeExitListener();
         this.onLine = undefined;
         supervision.release();
         // An answer can cross the timeout or the abort: the process is being killed all the same.
         if (supervision.timedOut || supervision.isCanceled) this.killed = true;
       };
-      void this.exited.then((status) => {
+      const removeExitListener = this.exitListeners.add((status) => {
         if (settled) return;
         done();
         reject(jobFailure(supervision, this.failure('exited during a job', status, supervision)));

@@ -4,7 +4,7 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
-import { whenExited, type ExitStatus } from './child-exit.js';
+import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -34,6 +34,7 @@ export interface HostWorkerOptions<Result> {
 export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   private readonly output = new TailBuffer();
   private readonly exited: Promise<ExitStatus>;
+  private readonly exitListeners: ExitListeners;
   private busy = false;
   /** No more jobs: used up, or being killed. */
   private retired = false;
@@ -48,6 +49,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
     child.on('error', (error) => this.output.push(`${error.message}\n`));
     this.exited = whenExited(child);
+    this.exitListeners = new ExitListeners(this.exited);
   }
 
   static start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
@@ -100,6 +102,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
       let protocolError: string | undefined;
       const settle = () => {
         settled = true;
+        removeExitListener();
         this.child.off('message', onMessage);
         supervision.release();
         // An answer can cross the timeout or the abort: the process is being killed all the same.
@@ -124,7 +127,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
         resolve(message.result);
       };
       this.child.on('message', onMessage);
-      void this.exited.then((status) => {
+      const removeExitListener = this.exitListeners.add((status) => {
         if (settled) return;
         settle();
         reject(this.jobError(protocolError, status, supervision));
