@@ -55,3 +55,40 @@ export class ExitListeners {
     return () => this.listeners.delete(listener);
   }
 }
+
+/**
+ * Waits for a started child to say it is ready: `listen` wires whatever tells readiness and returns how to unwire
+ * it. A child not ready in time is killed; one that exits first fails the start with `failure`.
+ */
+export function awaitReady<T>(options: {
+  child: ChildProcess;
+  exited: Promise<ExitStatus>;
+  timeoutMs: number;
+  listen: (ready: () => void) => () => void;
+  failure: (reason: string, status: ExitStatus) => Error;
+  value: T;
+}): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let starting = true;
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      options.child.kill('SIGKILL');
+    }, options.timeoutMs);
+    const finish = () => {
+      starting = false;
+      clearTimeout(timer);
+      unlisten();
+    };
+    const unlisten = options.listen(() => {
+      if (!starting) return;
+      finish();
+      resolve(options.value);
+    });
+    void options.exited.then((status) => {
+      if (!starting) return;
+      finish();
+      reject(options.failure(late ? 'did not start in time' : 'exited while starting', status));
+    });
+  });
+}

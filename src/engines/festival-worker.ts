@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
-import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
+import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { decodeWav, type PcmAudio } from './wav.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -102,27 +102,23 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
     const child = spawn(options.festivalPath, ['--pipe'], { stdio: ['pipe', 'ignore', 'pipe'] });
     const worker = new FestivalWorker(child, options);
-    return new Promise((resolve, reject) => {
-      let starting = true;
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        child.kill('SIGKILL');
-      }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      void worker.exited.then((status) => {
-        if (!starting) return;
-        clearTimeout(timer);
-        reject(worker.failure(late ? 'did not start in time' : 'exited while starting', status));
-      });
-      worker.onLine = (line) => {
-        if (line !== `${MARKER}-READY`) return;
-        starting = false;
-        clearTimeout(timer);
-        worker.onLine = undefined;
-        resolve(worker);
-      };
-      child.stdin?.write(`${PRELUDE}\n${options.voiceCommand}\n(format stderr "\\n${MARKER}-READY\\n")\n`);
+    const ready = awaitReady({
+      child,
+      exited: worker.exited,
+      timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      listen: (onReady) => {
+        worker.onLine = (line) => {
+          if (line === `${MARKER}-READY`) onReady();
+        };
+        return () => {
+          worker.onLine = undefined;
+        };
+      },
+      failure: (reason, status) => worker.failure(reason, status),
+      value: worker,
     });
+    child.stdin?.write(`${PRELUDE}\n${options.voiceCommand}\n(format stderr "\\n${MARKER}-READY\\n")\n`);
+    return ready;
   }
 
   get pid(): number | undefined {

@@ -4,7 +4,7 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
-import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
+import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
 
@@ -59,26 +59,19 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const worker = new HostWorker<Job, Result>(child, options);
-    return new Promise((resolve, reject) => {
-      let starting = true;
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        child.kill('SIGKILL');
-      }, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      const onMessage = (message: unknown) => {
-        if (!isHostReady(message)) return;
-        starting = false;
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        resolve(worker);
-      };
-      child.on('message', onMessage);
-      void worker.exited.then((status) => {
-        if (!starting) return;
-        clearTimeout(timer);
-        reject(worker.failure(late ? 'did not start in time' : 'exited while starting', status));
-      });
+    return awaitReady({
+      child,
+      exited: worker.exited,
+      timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      listen: (onReady) => {
+        const onMessage = (message: unknown) => {
+          if (isHostReady(message)) onReady();
+        };
+        child.on('message', onMessage);
+        return () => child.off('message', onMessage);
+      },
+      failure: (reason, status) => worker.failure(reason, status),
+      value: worker,
     });
   }
 
