@@ -42,8 +42,6 @@ export interface Config {
   cdnUrl: string;
   /** Absolute path of the directory generated files are written to. */
   outputDir: string;
-  /** Whether this service serves OUTPUT_DIR itself, under FILES_PREFIX. */
-  serveFiles: boolean;
   logLevel: string;
   pricing: {
     currency: string;
@@ -64,7 +62,7 @@ export interface Config {
   shutdownGraceMs: number;
 }
 
-/** The URL path under which the service serves OUTPUT_DIR when CDN_URL is left to its default. */
+/** The URL path under which the service serves OUTPUT_DIR; the default CDN_URL points here. */
 export const FILES_PREFIX = '/files';
 
 export class ConfigError extends Error {
@@ -92,7 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: parsed.HOST,
     cdnUrl: (parsed.CDN_URL ?? defaultCdnUrl).replace(/\/+$/, ''),
     outputDir: path.resolve(parsed.OUTPUT_DIR),
-    serveFiles: true,
     logLevel: parsed.LOG_LEVEL,
     pricing: {
       currency: parsed.CURRENCY,
