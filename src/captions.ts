@@ -53,14 +53,21 @@ export function audioCues(words: readonly CaptionText[]): AudioCue[] {
   });
 }
 
+/** What a WebVTT file needs of a cue: when it shows, and its lines of words with when each begins. */
+export interface VttCue {
+  start: number;
+  end: number;
+  lines: ReadonlyArray<ReadonlyArray<Pick<CaptionText, 'text' | 'start'>>>;
+}
+
 /** WebVTT with a timestamp tag where each later word begins (karaoke-style players highlight along). */
-export function webVttFile(cues: readonly AudioCue[]): string {
+export function webVttFile(cues: readonly VttCue[]): string {
   const blocks = cues.map((cue) => {
     let lastTag = cue.start;
     const lines = cue.lines.map((line) =>
       line
         .map((word) => {
-          // Timestamps must rise strictly inside the cue.
+          // Timestamps must rise strictly inside the cue; pieces of one word share theirs.
           const tag = word.start > lastTag && word.start < cue.end ? `<${vttTime(word.start)}>` : '';
           lastTag = Math.max(lastTag, word.start);
           return tag + escapeVttText(word.text);

@@ -48,6 +48,13 @@ export class AppError extends Error {
   }
 }
 
+/** The API's error for a child process that was stopped or failed: canceled, timed out, or `failedCode`. */
+export function processFailure(flags: { timedOut: boolean; isCanceled: boolean }, failedCode: ErrorCode, cause: unknown): AppError {
+  if (flags.timedOut) return new AppError('JOB_TIMEOUT', { cause });
+  if (flags.isCanceled) return new AppError('CLIENT_CLOSED', { cause });
+  return new AppError(failedCode, { cause });
+}
+
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }

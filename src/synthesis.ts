@@ -7,7 +7,7 @@ import type { SpeechChunk, SynthesizeOptions } from './engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
-import { AppError } from './errors.js';
+import { AppError, processFailure } from './errors.js';
 import type { Ffmpeg } from './ffmpeg.js';
 import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
 import { ProcessError } from './process.js';
@@ -38,8 +38,6 @@ export interface AudioResult {
   file: StoredFile;
   /** Length of the written file in seconds, as ffprobe reads it. */
   duration: number;
-  /** The speech at normal speed, with its timings. */
-  speech: Speech;
   /** With `timestamps`: every word with its times in the file. */
   words?: SpokenWord[];
   captions?: { vtt: StoredFile; srt: StoredFile };
@@ -139,7 +137,7 @@ export class Synthesizer {
       request.timestamps ? captions : undefined,
     );
     const [vtt, srt] = stored.companions;
-    return { file: stored.file, duration: stored.duration, speech, ...(words && vtt && srt ? { words, captions: { vtt, srt } } : {}) };
+    return { file: stored.file, duration: stored.duration, ...(words && vtt && srt ? { words, captions: { vtt, srt } } : {}) };
   }
 
   /**
@@ -254,8 +252,7 @@ export function rethrowAsAppError(failedCode: 'MEDIA_FAILED' | 'ENGINE_FAILED') 
   return (error: unknown): never => {
     if (error instanceof AppError) throw error;
     if (error instanceof ProcessError) {
-      if (error.isCanceled) throw new AppError('CLIENT_CLOSED', { cause: error });
-      if (error.timedOut) throw new AppError('JOB_TIMEOUT', { cause: error });
+      if (error.isCanceled || error.timedOut) throw processFailure(error, failedCode, error);
       if (/No space left|Permission denied|Read-only file system/i.test(error.stderrTail)) {
         throw new AppError('STORAGE_FAILED', { cause: error });
       }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { assScript, escapeAssText } from '../src/video/ass.js';
 import { frameSize, layoutCaptions } from '../src/video/layout.js';
-import { escapeVttText, webVtt } from '../src/video/webvtt.js';
+import { escapeVttText } from '../src/captions.js';
+import { webVtt } from '../src/video/webvtt.js';
 import { INJECTIONS, toneSpeech } from './video-helpers.js';
 
 

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError, processFailure } from '../errors.js';
 import type { ProcessLimits, Supervision } from '../process.js';
 
 /** A child process that runs engine jobs one at a time. */
@@ -35,9 +35,7 @@ function shuttingDown(): AppError {
 
 /** The error a job ends with once its worker died: why the worker was stopped decides the code. */
 export function jobFailure(supervision: Supervision, cause: unknown): AppError {
-  if (supervision.timedOut) return new AppError('JOB_TIMEOUT', { cause });
-  if (supervision.isCanceled) return new AppError('CLIENT_CLOSED', { cause });
-  return new AppError('ENGINE_FAILED', { cause });
+  return processFailure(supervision, 'ENGINE_FAILED', cause);
 }
 
 /**
