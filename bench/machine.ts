@@ -3,8 +3,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveMediaTools } from '../src/media-tools.js';
-import { runProcess } from '../src/process.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { runProcess } from '../src/media/process.js';
 
 export interface MachineFacts {
   date: string;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveMediaTools } from '../src/media-tools.js';
+import { resolveMediaTools } from '../src/media/tools.js';
 
 const MB = 1024;
 

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { AUDIO_ENCODINGS } from '../src/audio-encoding.js';
+import { AUDIO_ENCODINGS } from '../src/speech/audio-encoding.js';
 import { createEngines, type EngineRegistry } from '../src/engines/index.js';
-import { resolveMediaTools } from '../src/media-tools.js';
-import { joinSpeech, type Speech, type SpokenSpan } from '../src/pcm.js';
-import { runProcess } from '../src/process.js';
-import { splitSentences } from '../src/text.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { joinSpeech, type Speech, type SpokenSpan } from '../src/speech/pcm.js';
+import { runProcess } from '../src/media/process.js';
+import { splitSentences } from '../src/speech/sentences.js';
 
 /** As src/synthesis.ts: sentences of one text synthesized at once. */
 const SENTENCES_IN_FLIGHT = 2;

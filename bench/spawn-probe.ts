@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { resolveMediaTools } from '../src/media-tools.js';
+import { resolveMediaTools } from '../src/media/tools.js';
 import { median } from './stats.js';
 
 const ballast = Array.from({ length: Number(process.argv[2]) }, () => Buffer.alloc(1 << 20, 1));

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
+import { buildApp } from './http/app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { killAllChildren } from './process.js';
+import { killAllChildren } from './media/process.js';
 
 let config;
 try {

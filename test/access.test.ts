@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/schemas.js';
+import type { ErrorBody } from '../src/http/schemas.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 
 let keyed: TestApp;

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audioDuration } from '../src/audio-duration.js';
-import { AUDIO_ENCODINGS } from '../src/audio-encoding.js';
+import { audioDuration } from '../src/speech/audio-duration.js';
+import { AUDIO_ENCODINGS } from '../src/speech/audio-encoding.js';
 import { ffmpeg, probe } from './helpers.js';
 
 let dir: string;

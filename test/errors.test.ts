@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/schemas.js';
+import type { ErrorBody } from '../src/http/schemas.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 
 let t: TestApp;

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngines, type EngineRegistry } from '../src/engines/index.js';
-import type { ErrorBody } from '../src/schemas.js';
+import type { ErrorBody } from '../src/http/schemas.js';
 import { buildTestApp, ffmpeg, type TestApp } from './helpers.js';
 
 const fakeFfmpeg = path.resolve('fixtures/fake-ffmpeg.mjs');

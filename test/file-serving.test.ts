@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/schemas.js';
+import type { ErrorBody } from '../src/http/schemas.js';
 import { buildTestApp, postTts, type TestApp } from './helpers.js';
 
 let t: TestApp;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorTable } from '../src/errors.js';
-import type { ErrorBody } from '../src/schemas.js';
+import type { ErrorBody } from '../src/http/schemas.js';
 import { randomBody, seeded } from './fuzz.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 

@@ -3,12 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import type { TtsResponse } from '../src/schemas.js';
-import { buildApp, type AppDeps } from '../src/app.js';
+import type { TtsResponse } from '../src/http/schemas.js';
+import { buildApp, type AppDeps } from '../src/http/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { Ffmpeg, type MediaInfo } from '../src/ffmpeg.js';
-import { resolveMediaTools } from '../src/media-tools.js';
-import { runProcess } from '../src/process.js';
+import { Ffmpeg, type MediaInfo } from '../src/media/ffmpeg.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { runProcess } from '../src/media/process.js';
 
 export interface TestApp {
   app: FastifyInstance;

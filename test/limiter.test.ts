@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { Limiter } from '../src/limiter.js';
+import { Limiter } from '../src/jobs/limiter.js';
 
 function deferred() {
   let resolve!: () => void;

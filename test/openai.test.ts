@@ -3,10 +3,10 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WarmEncoders } from '../src/audio-encoding.js';
-import { Ffmpeg, type FfmpegJob } from '../src/ffmpeg.js';
-import { joinSpeech, rms, SpeechJoiner, type SpokenSpan } from '../src/pcm.js';
-import { runProcess } from '../src/process.js';
+import { WarmEncoders } from '../src/speech/audio-encoding.js';
+import { Ffmpeg, type FfmpegJob } from '../src/media/ffmpeg.js';
+import { joinSpeech, rms, SpeechJoiner, type SpokenSpan } from '../src/speech/pcm.js';
+import { runProcess } from '../src/media/process.js';
 import { buildTestApp, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ProcessError, runProcess, TailBuffer } from '../src/process.js';
+import { ProcessError, runProcess, TailBuffer } from '../src/media/process.js';
 import { isAlive } from './server-process.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngines } from '../src/engines/index.js';
-import type { ErrorBody } from '../src/schemas.js';
-import { LocalStorage } from '../src/storage.js';
+import type { ErrorBody } from '../src/http/schemas.js';
+import { LocalStorage } from '../src/storage/storage.js';
 import { buildTestApp } from './helpers.js';
 
 const tempRoots: string[] = [];

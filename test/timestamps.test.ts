@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/captions.js';
-import type { WordTimestamp } from '../src/schemas.js';
+import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/speech/captions.js';
+import type { WordTimestamp } from '../src/http/schemas.js';
 import { buildTestApp, postTts, type TestApp } from './helpers.js';
 
 // A line break, a dash on its own, a number, an emoji, accents and a CRLF: offsets are UTF-16, into the text as sent.

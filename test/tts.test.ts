@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../src/process.js';
-import type { TtsResponse, VoiceList } from '../src/schemas.js';
+import { runProcess } from '../src/media/process.js';
+import type { TtsResponse, VoiceList } from '../src/http/schemas.js';
 import { buildTestApp, postTts, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TtsVideoResponse } from '../src/schemas.js';
+import type { TtsVideoResponse } from '../src/http/schemas.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 
 /** The little of the DOM the page script uses (the project compiles without the DOM library). */

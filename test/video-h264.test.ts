@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../src/process.js';
+import { runProcess } from '../src/media/process.js';
 import { composeStream, H264Error, splitNalUnits, type StreamParts } from '../src/video/h264.js';
 import { X264_OPTIONS } from '../src/video/render.js';
 import { ffmpeg } from './video-helpers.js';

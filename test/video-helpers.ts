@@ -1,8 +1,8 @@
 import type { WordTiming } from '../src/engines/types.js';
-import type { Speech } from '../src/pcm.js';
-import { Ffmpeg } from '../src/ffmpeg.js';
-import { resolveMediaTools } from '../src/media-tools.js';
-import { runProcess } from '../src/process.js';
+import type { Speech } from '../src/speech/pcm.js';
+import { Ffmpeg } from '../src/media/ffmpeg.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { runProcess } from '../src/media/process.js';
 
 /** Strings that mean something to ASS, to ffmpeg's filter graph or drawtext, or to WebVTT. */
 export const INJECTIONS = [

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { videoCost } from '../src/pricing.js';
-import type { ErrorBody, TtsVideoResponse } from '../src/schemas.js';
+import { videoCost } from '../src/http/pricing.js';
+import type { ErrorBody, TtsVideoResponse } from '../src/http/schemas.js';
 import { buildTestApp, meanVolume, probe, type TestApp } from './helpers.js';
 import { INJECTIONS, rawStreams } from './video-helpers.js';
 

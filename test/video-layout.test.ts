@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import type { Speech } from '../src/pcm.js';
-import type { AspectRatio, VideoResolution } from '../src/schemas.js';
+import type { Speech } from '../src/speech/pcm.js';
+import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
 import { boundaryCentiseconds } from '../src/video/ass.js';
 import { assertDrawable, captionFont } from '../src/video/font.js';
 import { captionBox, frameSize, keyFrames, layoutCaptions, type Captions } from '../src/video/layout.js';

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AspectRatio, VideoResolution } from '../src/schemas.js';
+import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
 import { frameSize, keyFrames, layoutCaptions, type Captions } from '../src/video/layout.js';
 import { renderVideo } from '../src/video/render.js';
-import type { FrameRate } from '../src/schemas.js';
+import type { FrameRate } from '../src/http/schemas.js';
 import { meanVolume, probe } from './helpers.js';
 import { captionPixels, decodeFrame, ffmpeg, frameHashes, rawStreams, toneSpeech } from './video-helpers.js';
 

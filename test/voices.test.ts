@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VoiceList } from '../src/schemas.js';
+import type { VoiceList } from '../src/http/schemas.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 
 let t: TestApp;

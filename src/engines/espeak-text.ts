@@ -1,6 +1,6 @@
 import type { WordTiming } from './types.js';
 import type { EspeakEvent } from './espeak-protocol.js';
-import { forEachCodePoint, MappedTextBuilder, type MappedText } from './text.js';
+import { forEachCodePoint, MappedTextBuilder, type MappedText } from './mapped-text.js';
 
 const SSML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 

@@ -1,4 +1,4 @@
-import type { Voice } from '../schemas.js';
+import type { Voice } from './voice.js';
 import type { EspeakVariantInfo, EspeakVoiceInfo } from './espeak-protocol.js';
 
 export const ESPEAK_ENGINE = 'espeak-ng';

@@ -1,11 +1,11 @@
 import { AppError } from '../errors.js';
-import type { Voice } from '../schemas.js';
+import type { Voice } from './voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
 import { isEspeakResult, type EspeakJob, type EspeakResult } from './espeak-protocol.js';
 import { buildEspeakWordTimings, toEspeakSsml } from './espeak-text.js';
 import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './espeak-voices.js';
 import { HostWorker, hostModulePath } from './host-worker.js';
-import { sanitizeText } from './text.js';
+import { sanitizeText } from './mapped-text.js';
 import { WorkerPool } from './worker-pool.js';
 
 export interface EspeakEngineOptions {

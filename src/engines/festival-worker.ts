@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { decodeWav, type PcmAudio } from './wav.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';

@@ -1,8 +1,8 @@
 import { AppError } from '../errors.js';
-import type { Voice } from '../schemas.js';
+import type { Voice } from './voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
 import { HostWorker, hostModulePath } from './host-worker.js';
-import { sanitizeText } from './text.js';
+import { sanitizeText } from './mapped-text.js';
 import { isPcmAudio, type PcmAudio } from './wav.js';
 import { WorkerPool } from './worker-pool.js';
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../process.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';

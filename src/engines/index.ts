@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { Voice } from '../schemas.js';
+import type { Voice } from './voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
 import { EspeakEngine } from './espeak.js';
 import type { EspeakVariant } from './espeak-voices.js';

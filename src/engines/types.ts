@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { Voice } from '../schemas.js';
+import type { Voice } from './voice.js';
 
 export type EngineName = Static<typeof Voice>['engine'];
 

@@ -1,7 +1,7 @@
-import type { Speech } from '../pcm.js';
-import type { AspectRatio, VideoResolution } from '../schemas.js';
+import type { Speech } from '../speech/pcm.js';
+import type { AspectRatio, VideoResolution } from './options.js';
 import { captionFont, type MeasuredFont } from './font.js';
-import { timedWords, type SpokenWord } from '../words.js';
+import { timedWords, type SpokenWord } from '../speech/words.js';
 
 export interface FrameSize {
   width: number;

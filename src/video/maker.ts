@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { AppError } from '../errors.js';
-import type { Ffmpeg, MediaInfo } from '../ffmpeg.js';
-import type { AspectRatio, FrameRate, VideoResolution } from '../schemas.js';
-import type { PendingFile, Storage, StoredFile } from '../storage.js';
-import { rethrowAsAppError, type Synthesizer } from '../synthesis.js';
+import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
+import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
+import type { PendingFile, Storage, StoredFile } from '../storage/storage.js';
+import { rethrowAsAppError, type Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable } from './font.js';
 import { frameSize, layoutCaptions, type FrameSize } from './layout.js';
 import { renderVideo } from './render.js';

@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeSpeech } from '../audio-encoding.js';
-import type { Ffmpeg } from '../ffmpeg.js';
-import type { Speech } from '../pcm.js';
-import type { ProcessLimits } from '../process.js';
-import type { FrameRate } from '../schemas.js';
+import { encodeSpeech } from '../speech/audio-encoding.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
+import type { Speech } from '../speech/pcm.js';
+import type { ProcessLimits } from '../media/process.js';
+import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { FONTS_DIR } from './font.js';
 import { composeStream } from './h264.js';

@@ -1,4 +1,4 @@
-import { webVttFile } from '../captions.js';
+import { webVttFile } from '../speech/captions.js';
 import type { Captions } from './layout.js';
 
 /**

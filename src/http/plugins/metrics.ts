@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { JobObserver, Operation } from '../jobs.js';
-import type { Limiter } from '../limiter.js';
+import type { JobObserver, Operation } from '../../jobs/job-runner.js';
+import type { Limiter } from '../../jobs/limiter.js';
 import { toAppError } from './error-handler.js';
 
 /** Prometheus metrics; one registry per app so that several apps in one process (tests) do not collide. */

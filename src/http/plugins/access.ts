@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
-import { FILES_PREFIX, type Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { FILES_PREFIX, type Config } from '../../config.js';
+import { AppError } from '../../errors.js';
 
 /** Routes anyone may call, keys or not: health, metrics, API docs and the generated files. */
 const PUBLIC_ROUTES = ['/healthz', '/readyz', '/metrics', '/docs', `${FILES_PREFIX}/`];

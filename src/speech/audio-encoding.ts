@@ -1,7 +1,7 @@
 import { PassThrough, Readable, type Writable } from 'node:stream';
-import type { Ffmpeg } from './ffmpeg.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './pcm.js';
-import type { ProcessLimits } from './process.js';
+import type { ProcessLimits } from '../media/process.js';
 
 /** Containers and codecs we write; `aac` is internal (the soundtrack of videos). */
 export const AUDIO_ENCODINGS = {

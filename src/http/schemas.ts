@@ -1,24 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Voice } from '../engines/voice.js';
+import { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
+
+export { Voice } from '../engines/voice.js';
+export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
 
 export const MAX_TTS_TEXT = 5000;
 /** About five minutes of narration: a video of that length renders in a few seconds. */
 export const MAX_VIDEO_TEXT = 5000;
-
-export const Voice = Type.Object(
-  {
-    id: Type.String({ description: 'Stable id: `<engine>:<voice>`, e.g. `espeak-ng:en-us`, `flite:slt`.' }),
-    name: Type.String({ description: 'Display name.' }),
-    language: Type.String({ description: 'BCP-47 language tag, e.g. `en-US`.' }),
-    gender: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()], {
-      description: 'Gender of the voice where the engine states it, else null.',
-    }),
-    engine: Type.Union([Type.Literal('espeak-ng'), Type.Literal('flite'), Type.Literal('festival')]),
-    sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
-    wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
-  },
-  { $id: 'Voice', additionalProperties: false },
-);
-export type Voice = Static<typeof Voice>;
 
 export const VoiceList = Type.Object({
   status: Type.Literal('success'),
@@ -96,27 +85,6 @@ export const TtsResponse = Type.Object({
   srtUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.srt`, the same captions as SRT.' })),
 });
 export type TtsResponse = Static<typeof TtsResponse>;
-
-export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
-  default: '1080p',
-  description: 'Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920 or 1080×1080; 720p gives 1280×720, 720×1280 or 720×720.',
-});
-export type VideoResolution = Static<typeof VideoResolution>;
-
-export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'), Type.Literal('1:1')], {
-  default: '16:9',
-  description: '16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square.',
-});
-export type AspectRatio = Static<typeof AspectRatio>;
-
-export const FrameRate = Type.Union([Type.Literal('constant'), Type.Literal('variable')], {
-  default: 'constant',
-  description:
-    '`constant`: every frame lasts 1/fps, as upload platforms (YouTube, TikTok, Instagram…) expect. ' +
-    '`variable`: one frame per caption change, for web and in-app playback; smaller and about twice as fast to make, ' +
-    'and decoded at `fps` it gives exactly the frames of the constant-rate video.',
-});
-export type FrameRate = Static<typeof FrameRate>;
 
 export const TtsVideoRequest = Type.Object(
   {

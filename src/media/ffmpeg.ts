@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { ProcessError, runProcess, supervise, type ProcessLimits } from './process.js';
-import type { MediaTools } from './media-tools.js';
+import type { MediaTools } from './tools.js';
 
 export interface FfmpegInput {
   /** A file path, or a stream piped to ffmpeg's stdin (at most one input may be a stream). */

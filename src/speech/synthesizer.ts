@@ -2,17 +2,17 @@ import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Voice } from './schemas.js';
-import type { SpeechChunk, SynthesizeOptions } from './engines/types.js';
+import type { Voice } from '../engines/voice.js';
+import type { SpeechChunk, SynthesizeOptions } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
-import { AppError, processFailure } from './errors.js';
-import type { Ffmpeg } from './ffmpeg.js';
+import { AppError, processFailure } from '../errors.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
 import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
-import { ProcessError } from './process.js';
-import type { FileKind, PendingFile, Storage, StoredFile } from './storage.js';
-import { splitSentences } from './text.js';
+import { ProcessError } from '../media/process.js';
+import type { FileKind, PendingFile, Storage, StoredFile } from '../storage/storage.js';
+import { splitSentences } from './sentences.js';
 import { timedWordsIn, type SpokenWord } from './words.js';
 
 /** What synthesis needs of the engines (src/engines/index.ts provides it). */

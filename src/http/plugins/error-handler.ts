@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, ErrorTable, isAppError, type ErrorCode } from '../errors.js';
+import { AppError, ErrorTable, isAppError, type ErrorCode } from '../../errors.js';
 import type { ErrorBody } from '../schemas.js';
 
 /** Fastify's own error codes, translated into ours. */

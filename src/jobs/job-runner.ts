@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { AppError, isAppError } from './errors.js';
+import { AppError, isAppError } from '../errors.js';
 import type { Limiter } from './limiter.js';
 
 /** `speech`: the OpenAI-compatible endpoint, whose job lasts until its stream is encoded. */

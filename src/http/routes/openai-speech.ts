@@ -1,9 +1,9 @@
 import { Transform, type Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUDIO_ENCODINGS, type AudioEncoding } from '../audio-encoding.js';
-import { isAppError } from '../errors.js';
-import { openAiErrorBody, resolveVoice } from '../openai.js';
+import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
+import { isAppError } from '../../errors.js';
+import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
 import { errorResponder, notFoundError } from '../plugins/error-handler.js';
 import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../schemas.js';
 

@@ -1,6 +1,6 @@
-import { AppError, type ErrorCode } from './errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { OpenAiErrorBody } from './schemas.js';
-import type { VoiceEngines } from './synthesis.js';
+import type { VoiceEngines } from '../speech/synthesizer.js';
 
 /**
  * OpenAI's voice names and the local voices that suit them (gender and character), best first: the first one this

@@ -1,5 +1,5 @@
-import type { SpeechChunk, WordTiming } from './engines/types.js';
-import type { TextSpan } from './text.js';
+import type { SpeechChunk, WordTiming } from '../engines/types.js';
+import type { TextSpan } from './sentences.js';
 
 /** An engine's chunk with the span of the request text it speaks. */
 export interface SpokenSpan extends SpeechChunk {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { videoCost } from '../pricing.js';
 import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
-import { VideoMaker } from '../video/maker.js';
+import { VideoMaker } from '../../video/maker.js';
 
 const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage);

@@ -1,0 +1,18 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** A voice as GET /voices lists it and every engine describes its own. */
+export const Voice = Type.Object(
+  {
+    id: Type.String({ description: 'Stable id: `<engine>:<voice>`, e.g. `espeak-ng:en-us`, `flite:slt`.' }),
+    name: Type.String({ description: 'Display name.' }),
+    language: Type.String({ description: 'BCP-47 language tag, e.g. `en-US`.' }),
+    gender: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()], {
+      description: 'Gender of the voice where the engine states it, else null.',
+    }),
+    engine: Type.Union([Type.Literal('espeak-ng'), Type.Literal('flite'), Type.Literal('festival')]),
+    sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
+    wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
+  },
+  { $id: 'Voice', additionalProperties: false },
+);
+export type Voice = Static<typeof Voice>;
