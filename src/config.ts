@@ -32,6 +32,24 @@ export const EnvSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String({ description: 'Comma-separated allowed origins, or *.' })),
   RETENTION_HOURS: Type.Number({ minimum: 0, default: 24, description: 'Generated files older than this are deleted; 0 keeps them.' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
+  CLIENT_MAX_JOBS: Type.Integer({
+    minimum: 0,
+    default: Math.max(2, cores * 2),
+    description: 'Jobs one client (API key, or address) may have running or queued at once; 0 turns the cap off.',
+  }),
+  CLIENT_CHARACTERS_PER_WINDOW: Type.Integer({
+    minimum: 0,
+    default: 200_000,
+    description: 'Characters one client may submit per RATE_LIMIT_WINDOW_MS; 0 turns the cap off.',
+  }),
+  MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest audio one request may make (the file, after speed).' }),
+  MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 300, description: 'Longest video one request may make.' }),
+  SCRATCH_DIR: Type.Optional(
+    Type.String({ minLength: 1, description: 'Scratch space (video parts, engine files); default `voxreel` in the OS temp dir.' }),
+  ),
+  FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffmpeg binary; default ffmpeg-static, else `ffmpeg` on PATH.' })),
+  FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffprobe binary; default beside ffmpeg, else `ffprobe` on PATH.' })),
+  FESTIVAL_PATH: Type.Optional(Type.String({ minLength: 1, description: 'festival binary; default `festival` on PATH.' })),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -60,6 +78,14 @@ export interface Config {
   corsOrigins: string[];
   retentionMs: number;
   shutdownGraceMs: number;
+  /** Per-client shares of the job queue. */
+  clientQuota: { maxJobs: number; characters: number };
+  /** Longest output of one request, in seconds. */
+  maxOutput: { audioSeconds: number; videoSeconds: number };
+  /** Absolute path of the scratch-space root. */
+  scratchDir: string;
+  /** Binaries given explicitly; each is looked up on its own when absent. */
+  paths: { ffmpeg?: string; ffprobe?: string; festival?: string };
 }
 
 /** The URL path under which the service serves OUTPUT_DIR; the default CDN_URL points here. */
@@ -107,6 +133,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: splitList(parsed.CORS_ORIGINS, ','),
     retentionMs: parsed.RETENTION_HOURS * 3_600_000,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
+    clientQuota: { maxJobs: parsed.CLIENT_MAX_JOBS, characters: parsed.CLIENT_CHARACTERS_PER_WINDOW },
+    maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
+    scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
+    paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
   };
 }
 

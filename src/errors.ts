@@ -5,6 +5,7 @@ export const ErrorTable = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   UNKNOWN_VOICE: { status: 400, message: 'No voice has this id; GET /voices lists them.' },
   UNSUPPORTED_TEXT: { status: 422, message: 'The text contains characters this operation cannot render.' },
+  OUTPUT_TOO_LONG: { status: 422, message: 'The text makes more audio than one request may; split it into several requests.' },
   UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>).' },
   NOT_FOUND: { status: 404, message: 'No such route or file.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This route does not accept that method.' },
@@ -17,6 +18,7 @@ export const ErrorTable = {
   ENGINE_FAILED: { status: 502, message: 'The speech engine failed.' },
   MEDIA_FAILED: { status: 502, message: 'The media encoder failed.' },
   OVERLOADED: { status: 503, message: 'The service is busy; retry later.' },
+  SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry in a moment.' },
   JOB_TIMEOUT: { status: 504, message: 'The job took too long and was stopped.' },
   STORAGE_FAILED: { status: 507, message: 'The output could not be stored.' },
 } as const satisfies Record<string, { status: number; message: string }>;
@@ -48,11 +50,34 @@ export class AppError extends Error {
   }
 }
 
-/** The API's error for a child process that was stopped or failed: canceled, timed out, or `failedCode`. */
-export function processFailure(flags: { timedOut: boolean; isCanceled: boolean }, failedCode: ErrorCode, cause: unknown): AppError {
+/** Why a job was stopped from outside; each is the reason its AbortSignal carries, thrown as it is by every layer. */
+export type CancelCode = 'CLIENT_CLOSED' | 'JOB_TIMEOUT' | 'SHUTTING_DOWN';
+
+export function cancelReason(code: CancelCode): AppError {
+  return new AppError(code);
+}
+
+/**
+ * What an aborted signal stands for: its reason when that is one of ours (client gone, deadline, shutdown); a
+ * signal aborted by someone else (a caller's own AbortController) reads as the caller having gone away.
+ */
+export function abortError(reason: unknown): AppError {
+  return reason instanceof AppError ? reason : new AppError('CLIENT_CLOSED', { cause: reason });
+}
+
+/** The API's error for a child process that was stopped or failed: its cancel reason, its own time limit, or `failedCode`. */
+export function processFailure(flags: { timedOut: boolean; isCanceled: boolean; cancelReason?: unknown }, failedCode: ErrorCode, cause: unknown): AppError {
+  if (flags.isCanceled) return abortError(flags.cancelReason);
   if (flags.timedOut) return new AppError('JOB_TIMEOUT', { cause });
-  if (flags.isCanceled) return new AppError('CLIENT_CLOSED', { cause });
   return new AppError(failedCode, { cause });
+}
+
+/** A deadline as an AbortSignal that aborts with JOB_TIMEOUT; `clear` stops its timer when the work ends first. */
+export function deadlineSignal(timeoutMs: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(cancelReason('JOB_TIMEOUT')), timeoutMs);
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 export function isAppError(error: unknown): error is AppError {

@@ -20,10 +20,15 @@ const app = await buildApp(config, {
 });
 
 process.once('exit', killAllChildren);
+/** Time left, at the end of the grace period, for stopped jobs to answer before the process exits. */
+const ANSWER_MS = 1000;
 closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an error');
   else app.log.info({ signal }, 'closing');
+  const stopJobs = setTimeout(() => app.jobs.stopRunning(), Math.max(0, config.shutdownGraceMs - ANSWER_MS));
+  stopJobs.unref();
   await app.close();
+  clearTimeout(stopJobs);
 });
 
 const address = await app.listen({ port: config.port, host: config.host });

@@ -1,19 +1,14 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../src/http/schemas.js';
-import { buildTestApp, type TestApp } from './helpers.js';
+import { buildTestApp, useTestApp } from './helpers.js';
+import { useTempDir } from './temp-dir.js';
 
-let keyed: TestApp;
-beforeAll(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-keys-'));
-  const keysFile = path.join(dir, 'keys');
-  await writeFile(keysFile, '# operators\nfile-key-1\n\nfile-key-2\n');
-  keyed = await buildTestApp({ API_KEYS: 'env-key-1, env-key-2', API_KEYS_FILE: keysFile, RATE_LIMIT_MAX: '3', CORS_ORIGINS: 'https://app.example' });
-});
-afterAll(async () => keyed?.close());
+const keysFile = path.join(useTempDir('voxreel-keys-'), 'keys');
+writeFileSync(keysFile, '# operators\nfile-key-1\n\nfile-key-2\n');
+const keyed = useTestApp({ API_KEYS: 'env-key-1, env-key-2', API_KEYS_FILE: keysFile, RATE_LIMIT_MAX: '3', CORS_ORIGINS: 'https://app.example' });
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 

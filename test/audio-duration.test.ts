@@ -1,16 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { audioDuration } from '../src/speech/audio-duration.js';
 import { AUDIO_ENCODINGS } from '../src/speech/audio-encoding.js';
-import { ffmpeg, probe } from './helpers.js';
+import { ffmpeg, probe } from './media.js';
+import { useTempDir } from './temp-dir.js';
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-duration-'));
-});
-afterAll(async () => rm(dir, { recursive: true, force: true }));
+const dir = useTempDir('voxreel-duration-');
 
 describe('audioDuration reads what ffprobe reads, from the header alone', () => {
   const formats = ['mp3', 'wav', 'ogg'] as const;

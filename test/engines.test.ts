@@ -1,15 +1,14 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { rms } from '../src/speech/pcm.js';
-import { runProcess } from '../src/media/process.js';
 import { EspeakEngine } from '../src/engines/espeak.js';
 import { detectFestival, FestivalEngine } from '../src/engines/festival.js';
 import { FliteEngine } from '../src/engines/flite.js';
 import { createEngines, type EngineRegistry, type SpeechChunk } from '../src/engines/index.js';
-import { isAlive } from './server-process.js';
+import { descendantsOf, isAlive, processesMatching } from './process-table.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 const hasFestival = (await detectFestival()) !== undefined;
@@ -44,22 +43,9 @@ async function expectFailure(promise: Promise<unknown>, code: AppError['code']):
   return error as AppError;
 }
 
-
-async function expectGone(pids: readonly number[], withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(pids.filter(isAlive)).toEqual([]);
-}
-
-/** This process's children, except the `ps` listing them. */
-async function childPids(): Promise<number[]> {
-  const { stdout } = await runProcess('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)]);
-  return stdout
-    .toString()
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([pid, command]) => pid && command !== 'ps')
-    .map(([pid]) => Number(pid));
+/** vi.waitFor rather than expect.poll: this also runs in afterAll hooks. */
+async function expectGone(pids: readonly number[]): Promise<void> {
+  await vi.waitFor(() => expect(pids.filter(isAlive)).toEqual([]), { timeout: 5000 });
 }
 
 /** Words whose text matches the expected ones in order (others may sit between them). */
@@ -243,8 +229,7 @@ describe('eSpeak NG isolation', () => {
   afterAll(async () => {
     await engine?.close();
     await expectGone([...seen]);
-    const children = await childPids();
-    expect(children.filter((pid) => seen.has(pid))).toEqual([]);
+    expect(descendantsOf(process.pid).filter(({ pid }) => seen.has(pid))).toEqual([]);
   });
 
   it.each(['abort', 'segfault', 'exit'])('fails only the call whose engine dies (%s), then works again', async (fault) => {
@@ -275,8 +260,11 @@ describe('eSpeak NG isolation', () => {
     await engine.synthesize('espeak-ng:en-us', 'Warm.');
     const before = running();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    await expectFailure(engine.synthesize('espeak-ng:en-us', 'FAULT:hang', { signal: controller.signal }), 'CLIENT_CLOSED');
+    const job = engine.synthesize('espeak-ng:en-us', 'FAULT:hang', { signal: controller.signal });
+    // The host names itself once the job has reached it (see engine-faults.ts).
+    await expect.poll(() => processesMatching('voxreel-fault: hang', descendantsOf(process.pid)).map(({ pid }) => pid)).toEqual(before);
+    controller.abort();
+    await expectFailure(job, 'CLIENT_CLOSED');
     await expectGone(before);
     await expectFailure(engine.synthesize('espeak-ng:en-us', SENTENCE, { signal: AbortSignal.abort() }), 'CLIENT_CLOSED');
   });

@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../src/http/schemas.js';
-import { buildTestApp, type TestApp } from './helpers.js';
+import { useTestApp } from './helpers.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp({ BODY_LIMIT_BYTES: '65536' });
-});
-afterAll(async () => t?.close());
+const t = useTestApp({ BODY_LIMIT_BYTES: '65536' });
 
 interface Case {
   name: string;

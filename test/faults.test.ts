@@ -1,17 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngines, type EngineRegistry } from '../src/engines/index.js';
 import type { ErrorBody } from '../src/http/schemas.js';
-import { buildTestApp, ffmpeg, type TestApp } from './helpers.js';
+import { buildTestApp, type TestApp } from './helpers.js';
+import { ffmpeg } from './media.js';
+import { processesMatching } from './process-table.js';
 
 const fakeFfmpeg = path.resolve('fixtures/fake-ffmpeg.mjs');
 
 /** Processes running the fake ffmpeg, wherever they were reparented. */
-function fakeFfmpegProcesses(): string[] {
-  const table = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return table.split('\n').filter((line) => line.includes('fake-ffmpeg.mjs') && !line.includes(' ps '));
-}
+const fakeFfmpegProcesses = () => processesMatching(fakeFfmpeg);
 
 let engines: EngineRegistry;
 let t: TestApp;

@@ -1,15 +1,14 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../src/http/schemas.js';
-import { buildTestApp, postTts, type TestApp } from './helpers.js';
+import { postTts, useTestApp } from './helpers.js';
 
-let t: TestApp;
+const t = useTestApp();
 let served: string;
 const SECRET = 'root:x:0:0:secret-marker';
 
 beforeAll(async () => {
-  t = await buildTestApp();
   served = new URL((await postTts(t.app, { text: 'Served.', voice: 'espeak-ng:en-us' })).url).pathname;
   const outside = path.join(path.dirname(t.outputDir), `voxreel-outside-${path.basename(t.outputDir)}`);
   await mkdir(outside, { recursive: true });
@@ -18,7 +17,6 @@ beforeAll(async () => {
   await symlink(outside, path.join(t.outputDir, 'video', 'dir'));
   await writeFile(path.join(t.outputDir, '.tmp', 'pending.mp3'), SECRET);
 });
-afterAll(async () => t?.close());
 
 describe('GET /files/*', () => {
   it('serves a published file', async () => {

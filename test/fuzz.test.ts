@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorTable } from '../src/errors.js';
 import type { ErrorBody } from '../src/http/schemas.js';
 import { randomBody, seeded } from './fuzz.js';
-import { buildTestApp, type TestApp } from './helpers.js';
+import { useTestApp } from './helpers.js';
 
 const BODIES = 1000;
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp({ BODY_LIMIT_BYTES: '65536' });
-});
-afterAll(async () => t?.close());
+const t = useTestApp({ BODY_LIMIT_BYTES: '65536' });
 
 const operations = {
   '/tts': {

@@ -2,13 +2,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { TtsResponse } from '../src/http/schemas.js';
 import { buildApp, type AppDeps } from '../src/http/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { Ffmpeg, type MediaInfo } from '../src/media/ffmpeg.js';
-import { resolveMediaTools } from '../src/media/tools.js';
-import { runProcess } from '../src/media/process.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -43,28 +40,42 @@ export async function buildTestApp(env: Record<string, string> = {}, deps: AppDe
   };
 }
 
+/**
+ * One app for the tests of this file (or describe block): built before them, closed after them.
+ * Each member reads the built app, so use them inside the tests and hooks, not while they are declared.
+ */
+export function useTestApp(env: Record<string, string> = {}, deps: AppDeps = {}): TestApp {
+  let built: TestApp | undefined;
+  beforeAll(async () => {
+    built = await buildTestApp(env, deps);
+  });
+  afterAll(async () => built?.close());
+  const current = (): TestApp => {
+    if (!built) throw new Error('The test app is built in beforeAll: use it inside the tests.');
+    return built;
+  };
+  return {
+    get app() {
+      return current().app;
+    },
+    get config() {
+      return current().config;
+    },
+    get outputDir() {
+      return current().outputDir;
+    },
+    listFiles: () => current().listFiles(),
+    fetchFile: (url) => current().fetchFile(url),
+    close: () => current().close(),
+  };
+}
+
 async function listFilesUnder(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)))
     .sort();
-}
-
-export const ffmpeg = new Ffmpeg(resolveMediaTools());
-
-export function probe(file: string): Promise<MediaInfo> {
-  return ffmpeg.probe(file);
-}
-
-/** Loudness of a decoded audio file: mean volume in dBFS as ffmpeg's volumedetect reads it (-91 is digital silence). */
-export async function meanVolume(file: string): Promise<number> {
-  const { stderr } = await runProcess(ffmpeg.tools.ffmpeg, ['-hide_banner', '-nostdin', '-i', file, '-map', '0:a:0', '-af', 'volumedetect', '-f', 'null', '-'], {
-    timeoutMs: 30_000,
-  });
-  const match = /mean_volume:\s*(-?[\d.]+) dB/.exec(stderr);
-  if (!match?.[1]) throw new Error(`volumedetect printed no mean volume:\n${stderr}`);
-  return Number(match[1]);
 }
 
 /** POST /tts that must succeed; returns the parsed answer. */

@@ -1,32 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WarmEncoders } from '../src/speech/audio-encoding.js';
-import { Ffmpeg, type FfmpegJob } from '../src/media/ffmpeg.js';
-import { joinSpeech, rms, SpeechJoiner, type SpokenSpan } from '../src/speech/pcm.js';
-import { runProcess } from '../src/media/process.js';
-import { buildTestApp, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { rms } from '../src/speech/pcm.js';
+import { buildTestApp, useTestApp, type TestApp } from './helpers.js';
+import { ffmpegPids, meanVolume, probe } from './media.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';
 const LONG_INPUT = Array.from({ length: 40 }, (_, i) => `This is sentence number ${i + 1}, spoken in one go.`).join(' ');
 
-let t: TestApp;
+const t = useTestApp();
 let client: OpenAI;
-
-/** PIDs of this process's ffmpeg children (spares waiting for a stream included). */
-async function ffmpegChildren(): Promise<number[]> {
-  const listed = await runProcess('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)]).then(
-    ({ stdout }) => stdout.toString('utf8'),
-    () => '', // ps exits 1 when there are none
-  );
-  return listed
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([, name]) => name === 'ffmpeg')
-    .map(([pid]) => Number(pid));
-}
 
 async function listen(app: TestApp): Promise<string> {
   await app.app.listen({ port: 0, host: '127.0.0.1' });
@@ -35,10 +19,8 @@ async function listen(app: TestApp): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await buildTestApp();
   client = new OpenAI({ baseURL: await listen(t), apiKey: 'anything', maxRetries: 0 });
 });
-afterAll(async () => t?.close());
 
 let received = 0;
 async function saved(response: Response, extension: string): Promise<{ file: string; bytes: Buffer }> {
@@ -152,69 +134,18 @@ describe('streaming', () => {
       { signal: controller.signal },
     );
     await (response.body as ReadableStream<Uint8Array>).getReader().read();
-    const encoding = await ffmpegChildren();
+    const encoding = ffmpegPids();
     expect(encoding.length).toBeGreaterThan(0);
     controller.abort();
     await expect.poll(() => t.app.limiter.stats.running, { timeout: 5000 }).toBe(0);
     // The stream's ffmpeg is gone; the others are spares, idle.
-    const gone = async () => {
-      const alive = await ffmpegChildren();
+    const gone = () => {
+      const alive = ffmpegPids();
       return encoding.filter((pid) => !alive.includes(pid)).length;
     };
     await expect.poll(gone, { timeout: 5000 }).toBe(1);
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/voxreel_job_duration_seconds_count\{operation="speech",outcome="CLIENT_CLOSED"\} 1/);
-  });
-
-  it('keeps an encoder ready for the next stream, and stops it on close', async () => {
-    const counting = new Ffmpeg(ffmpeg.tools);
-    let runs = 0;
-    const run = counting.run.bind(counting);
-    counting.run = (job: FfmpegJob) => {
-      runs += 1;
-      return run(job);
-    };
-    const encoders = new WarmEncoders(counting);
-    const second = Buffer.from(Int16Array.from({ length: 22_050 }, (_, i) => Math.round(8000 * Math.sin(i / 7))).buffer);
-    const encode = (file: string) => {
-      const output = new PassThrough();
-      const chunks: Buffer[] = [];
-      output.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const encoded = encoders.encode(Readable.from([second]), 22_050, { encoding: 'mp3', speed: 1, sampleRate: 24_000, output });
-      return { encoded, written: encoded.then(() => writeFile(path.join(t.outputDir, file), Buffer.concat(chunks))) };
-    };
-    await encode('first.mp3').written;
-    await expect.poll(() => runs).toBe(2); // the spare, started once the first gave bytes
-    const next = encode('second.mp3');
-    expect(runs).toBe(2); // no ffmpeg started for it: it runs on the spare
-    await next.written;
-    for (const file of ['first.mp3', 'second.mp3']) {
-      const info = await probe(path.join(t.outputDir, file));
-      expect(info.streams[0]?.sampleRate).toBe(24_000);
-      expect(Math.abs(info.duration - 1)).toBeLessThan(0.1);
-    }
-    await expect.poll(() => runs).toBe(3);
-    const before = await ffmpegChildren();
-    encoders.close();
-    const gone = async () => {
-      const alive = await ffmpegChildren();
-      return before.filter((pid) => !alive.includes(pid)).length;
-    };
-    await expect.poll(gone, { timeout: 5000 }).toBe(1);
-  });
-
-  it('lays the streamed pieces end to end exactly as joinSpeech joins them', () => {
-    const tone = (length: number, lead: number) =>
-      Int16Array.from({ length }, (_, i) => (i < lead || i > length - lead ? 0 : Math.round(8000 * Math.sin(i / 7))));
-    const chunks: SpokenSpan[] = [tone(4000, 500), new Int16Array(300), tone(2500, 100), tone(3000, 0)].map((samples, i) => ({
-      samples,
-      sampleRate: 16_000,
-      span: { text: `sentence ${i}`, offset: i * 20 },
-    }));
-    const joiner = new SpeechJoiner(16_000);
-    const pieces = [...chunks.map((chunk) => joiner.push(chunk)), joiner.end()];
-    const streamed = Int16Array.from(pieces.flatMap((piece) => [...piece]));
-    expect(streamed).toEqual(joinSpeech(chunks).samples);
   });
 });
 

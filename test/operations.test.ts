@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, postTts, type TestApp } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, postTts, useTestApp } from './helpers.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-afterAll(async () => t?.close());
+const t = useTestApp();
 
 describe('operations routes', () => {
   it('/healthz and /readyz report a ready service', async () => {

@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ProcessError, runProcess, TailBuffer } from '../src/media/process.js';
-import { isAlive } from './server-process.js';
+import { descendantsOf, isAlive, processesMatching } from './process-table.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 const node = process.execPath;
+/** This process's children running this fixture (runProcess does not expose the PID). */
+const runningFixture = (name: string) => processesMatching(fixture(name), descendantsOf(process.pid));
 
 async function failureOf(promise: Promise<unknown>): Promise<ProcessError> {
   const error = await promise.then(
@@ -62,8 +64,10 @@ describe('runProcess', () => {
 
   it('stops the program when the signal aborts', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const error = await failureOf(runProcess(node, [fixture('hang.mjs')], { signal: controller.signal }));
+    const running = runProcess(node, [fixture('hang.mjs')], { signal: controller.signal });
+    await expect.poll(() => runningFixture('hang.mjs')).toHaveLength(1);
+    controller.abort();
+    const error = await failureOf(running);
     expect(error).toMatchObject({ isCanceled: true, timedOut: false, signal: 'SIGTERM' });
   });
 
@@ -79,12 +83,9 @@ describe('runProcess', () => {
   });
 
   it('leaves no process behind after a timeout', async () => {
-    // runProcess does not expose the PID: find the fixture among this process's children while it runs.
     const running = runProcess(node, [fixture('ignore-sigterm.mjs')], { timeoutMs: 800, killGraceMs: 200 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const { stdout } = await runProcess('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)]);
-    const line = stdout.toString().split('\n').find((entry) => entry.includes('ignore-sigterm'));
-    const pid = Number(line?.trim().split(/\s+/)[0]);
+    await expect.poll(() => runningFixture('ignore-sigterm.mjs')).toHaveLength(1);
+    const pid = runningFixture('ignore-sigterm.mjs')[0]?.pid ?? 0;
     expect(pid).toBeGreaterThan(0);
     await failureOf(running);
     expect(isAlive(pid)).toBe(false);

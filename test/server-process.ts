@@ -1,7 +1,8 @@
-import { spawn, execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { descendantsOf, type ProcessEntry } from './process-table.js';
 
 export interface RunningServer {
   child: ChildProcessWithoutNullStreams;
@@ -9,10 +10,8 @@ export interface RunningServer {
   outputDir: string;
   logs: Array<Record<string, unknown>>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** PIDs of the server's own children (engine hosts, ffmpeg) right now. */
-  childPids(): number[];
-  /** Command lines of the server's own children right now. */
-  childArgs(): string[];
+  /** The server's children (engine hosts, ffmpeg) and theirs, right now. */
+  children(): ProcessEntry[];
   stop(): Promise<void>;
 }
 
@@ -48,34 +47,17 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     void exited.then(({ code }) => reject(new Error(`server exited with ${String(code)} before listening:\n${stderr}`)));
     setTimeout(() => reject(new Error('server did not start in 30 s')), 30_000).unref();
   });
-  const children = () =>
-    execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
-      .filter((match) => Number(match?.[2]) === child.pid)
-      .map((match) => ({ pid: Number(match?.[1]), args: match?.[3] ?? '' }));
   return {
     child,
     baseUrl: address,
     outputDir,
     logs,
     exited,
-    childPids: () => children().map(({ pid }) => pid),
-    childArgs: () => children().map(({ args }) => args),
+    children: () => (child.pid === undefined ? [] : descendantsOf(child.pid)),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
       await rm(outputDir, { recursive: true, force: true });
     },
   };
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isAlive, startServer, type RunningServer } from './server-process.js';
+import { ffmpegPids } from './media.js';
+import { isAlive } from './process-table.js';
+import { startServer, type RunningServer } from './server-process.js';
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -18,15 +20,23 @@ async function postTts(baseUrl: string, text: string): Promise<Response> {
   });
 }
 
+async function metricsOf(running: RunningServer): Promise<string> {
+  return (await fetch(`${running.baseUrl}/metrics`)).text();
+}
+
+async function jobsRunning(running: RunningServer): Promise<number> {
+  return Number(/^voxreel_jobs_running (\d+)$/m.exec(await metricsOf(running))?.[1]);
+}
+
 describe('graceful shutdown', () => {
   it('finishes in-flight work, refuses new requests, exits cleanly and leaves no child behind', async () => {
     server = await startServer({ SHUTDOWN_GRACE_MS: '20000' });
     const inFlight = postTts(server.baseUrl, LONG_TEXT);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const children = server.childPids();
+    await expect.poll(() => jobsRunning(server!), { timeout: 5000 }).toBe(1);
+    const children = server.children().map(({ pid }) => pid);
     expect(children.length).toBeGreaterThan(0);
     server.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => server!.logs.some((entry) => entry.msg === 'closing'), { timeout: 5000 }).toBe(true);
     await expect(postTts(server.baseUrl, 'Too late.')).rejects.toThrow();
     const response = await inFlight;
     expect(response.status).toBe(200);
@@ -45,15 +55,13 @@ describe('a client that disconnects', () => {
       body: JSON.stringify({ text: 'Speech synthesis turns text into sound. '.repeat(125), voice: 'espeak-ng:en-us', format: 'ogg' }),
       signal: controller.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await expect.poll(() => jobsRunning(server!), { timeout: 5000 }).toBe(1);
     controller.abort();
     await expect(request).rejects.toThrow();
-    const running = () => server!.childArgs().filter((args) => args.includes('ffmpeg'));
-    await expect.poll(running, { timeout: 5000 }).toEqual([]);
-    await expect.poll(async () => {
-      const metrics = await (await fetch(`${server!.baseUrl}/metrics`)).text();
-      return /voxreel_job_duration_seconds_count\{operation="tts",outcome="CLIENT_CLOSED"\} 1/.test(metrics);
-    }, { timeout: 5000 }).toBe(true);
+    await expect.poll(() => ffmpegPids(server!.children()), { timeout: 5000 }).toEqual([]);
+    await expect
+      .poll(() => metricsOf(server!), { timeout: 5000 })
+      .toMatch(/voxreel_job_duration_seconds_count\{operation="tts",outcome="CLIENT_CLOSED"\} 1/);
     expect(await readdir(`${server.outputDir}/.tmp`)).toEqual([]);
     expect(await readdir(`${server.outputDir}/audio`)).toEqual([]);
   });
@@ -80,7 +88,7 @@ describe('overload', () => {
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
     const health = await fetch(`${server.baseUrl}/healthz`);
     expect(health.status).toBe(200);
-    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    const metrics = await metricsOf(server);
     const rss = Number(/^voxreel_process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1]);
     expect(rss).toBeGreaterThan(0);
     expect(rss).toBeLessThan(512 * 1024 * 1024);

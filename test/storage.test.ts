@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngines } from '../src/engines/index.js';
 import type { ErrorBody } from '../src/http/schemas.js';
-import { LocalStorage } from '../src/storage/storage.js';
+import { LocalStorage } from '../src/storage/local.js';
 import { buildTestApp } from './helpers.js';
 
 const tempRoots: string[] = [];

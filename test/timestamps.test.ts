@@ -1,16 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/speech/captions.js';
+import { timedWords } from '../src/speech/words.js';
 import type { WordTimestamp } from '../src/http/schemas.js';
-import { buildTestApp, postTts, type TestApp } from './helpers.js';
+import type { MeasuredFont } from '../src/video/font.js';
+import { captionBox, frameSize, layoutCaptions } from '../src/video/layout.js';
+import { postTts, useTestApp } from './helpers.js';
+import { toneSpeech } from './video-helpers.js';
+
+/** Sixty letters and no space: too long for a line of 42 characters. */
+const LONG_WORD = 'supercalifragilisticexpialidociousantidisestablishmentarians';
+
+const cueLines = (cues: ReadonlyArray<{ lines: ReadonlyArray<ReadonlyArray<{ text: string }>> }>) => cues.map((cue) => cue.lines.map((line) => line.map((piece) => piece.text).join(' ')));
 
 // A line break, a dash on its own, a number, an emoji, accents and a CRLF: offsets are UTF-16, into the text as sent.
 const TEXT = 'Hello there — this is voxreel.\nIt counts 25 jugs, naïvely 😀 and well.\r\nThe café closes at nine. Good night!';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-afterAll(async () => t?.close());
+const t = useTestApp();
 
 const tts = (body: Record<string, unknown>) => postTts(t.app, body);
 
@@ -72,6 +77,37 @@ describe('POST /tts timestamps', () => {
     expect(spoken).toBe(TEXT.split(/\s+/).join(' '));
   });
 
+  it('ends a caption line at a line break and cuts a word too long for a line', async () => {
+    const text = `Roses are red\nviolets are blue ${LONG_WORD} ends it.`;
+    const result = await tts({ text, voice: 'espeak-ng:en-us', timestamps: true });
+    const srt = (await t.fetchFile(result.srtUrl as string)).body.toString('utf8');
+    const cues = srt
+      .trim()
+      .split(/\n\n/)
+      .map((cue) => {
+        const [, timing = '', ...lines] = cue.split('\n');
+        const [start = 0, end = 0] = timing.split(' --> ').map((time) => {
+          const [h, m, s] = time.replace(',', '.').split(':').map(Number);
+          return (h ?? 0) * 3600 + (m ?? 0) * 60 + (s ?? 0);
+        });
+        return { start, end, lines };
+      });
+    expect(LONG_WORD).toHaveLength(60);
+    expect(cues.map((cue) => cue.lines)).toEqual([
+      ['Roses are red'],
+      ['violets are blue', LONG_WORD.slice(0, 42)],
+      [`${LONG_WORD.slice(42)} ends it.`],
+    ]);
+    // The cut word shares its spoken time between its two cues, which never overlap.
+    cues.forEach((cue, index) => {
+      expect(cue.end).toBeGreaterThan(cue.start);
+      expect(cue.end).toBeLessThanOrEqual(cues[index + 1]?.start ?? Number.POSITIVE_INFINITY);
+    });
+    const word = result.words?.find((candidate) => candidate.word === LONG_WORD) as WordTimestamp;
+    expect(cues[2]?.start).toBeGreaterThan(word.start);
+    expect(cues[2]?.start).toBeLessThan(word.end);
+  });
+
   it('adds nothing without timestamps', async () => {
     const before = (await t.listFiles()).filter((file) => file.startsWith('captions/')).length;
     const result = await tts({ text: 'Hello there.', voice: 'espeak-ng:en-us' });
@@ -82,7 +118,7 @@ describe('POST /tts timestamps', () => {
 });
 
 describe('audio captions', () => {
-  const word = (text: string, start: number, sentenceStart = false): CaptionText => ({ text, start, end: start + 0.3, sentenceStart });
+  const word = (text: string, start: number, sentenceStart = false, breakBefore = false): CaptionText => ({ text, start, end: start + 0.3, sentenceStart, breakBefore });
 
   it('fills two lines of 42 characters at most, and starts a cue at each sentence and long pause', () => {
     const words = [
@@ -103,6 +139,36 @@ describe('audio captions', () => {
     // Held half a second after the last word, never into the next cue.
     expect(cues[1]?.end).toBeCloseTo(8.5, 6);
     expect(cues[2]?.end).toBeCloseTo(9.7, 6);
+  });
+
+  it('ends a line at a line break of the text, and the cue after two lines', () => {
+    const words = [word('one', 0, true), word('two', 0.4), word('three', 0.8, false, true), word('four', 1.2), word('five', 1.6, false, true)];
+    expect(cueLines(audioCues(words))).toEqual([['one two', 'three four'], ['five']]);
+  });
+
+  it('cuts a word too long for a line into pieces, sharing its spoken time between cues', () => {
+    const cues = audioCues([word('Start', 0, true), word(LONG_WORD, 0.4), word('end', 0.8)]);
+    expect(cueLines(cues)).toEqual([['Start', LONG_WORD.slice(0, 42)], [`${LONG_WORD.slice(42)} end`]]);
+    // Its second piece is said in the second half of the word (0.4 to 0.7 s); the first cue gives way then.
+    expect(cues[0]?.end).toBeCloseTo(0.55, 6);
+    expect(cues[1]?.start).toBeCloseTo(0.55, 6);
+    expect(webVttFile(cues)).toContain(`00:00:00.550 --> 00:00:01.600\n${LONG_WORD.slice(42)} <00:00:00.800>end`);
+  });
+
+  it('breaks lines as video captions do when a video line holds 42 characters', () => {
+    const text = `The harbour wakes before the town does, and the fishing boats slide out\npast the lighthouse ${LONG_WORD} while the bakery on the corner starts its first batch of bread by seven.`;
+    const speech = toneSpeech(text);
+    const box = captionBox(frameSize('1080p', '16:9'), '16:9');
+    const font: MeasuredFont = { missingCharacters: () => [], width: (line) => (line.length / 42) * box.maxLineWidth };
+    const video = layoutCaptions({ text, speech, size: frameSize('1080p', '16:9'), aspectRatio: '16:9', fps: 30, font });
+    const audio = audioCues(timedWords(text, speech));
+    expect(cueLines(audio)).toEqual(cueLines(video.cues));
+    expect(cueLines(audio)).toEqual([
+      ['The harbour wakes before the town does,', 'and the fishing boats slide out'],
+      ['past the lighthouse', LONG_WORD.slice(0, 42)],
+      [`${LONG_WORD.slice(42)} while the bakery on the`, 'corner starts its first batch of bread by'],
+      ['seven.'],
+    ]);
   });
 
   it('writes WebVTT with escaped text and word timestamps, and SRT', () => {

@@ -1,17 +1,13 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../src/media/process.js';
+import { describe, expect, it } from 'vitest';
 import type { TtsResponse, VoiceList } from '../src/http/schemas.js';
-import { buildTestApp, postTts, ffmpeg, meanVolume, probe, type TestApp } from './helpers.js';
+import { buildTestApp, postTts, useTestApp } from './helpers.js';
+import { meanVolume, probe, runFfmpeg } from './media.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, then rests in the warm afternoon sun.';
 const VOICE = 'espeak-ng:en-us';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-afterAll(async () => t?.close());
+const t = useTestApp();
 
 const tts = (body: Record<string, unknown>) => postTts(t.app, body);
 
@@ -79,11 +75,7 @@ describe('POST /tts long text', () => {
     const text = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1}, spoken in one go.`).join(' ');
     const result = await tts({ text, voice: VOICE, format: 'wav' });
     expect(result.duration).toBeGreaterThan(20);
-    const { stderr } = await runProcess(
-      ffmpeg.tools.ffmpeg,
-      ['-hide_banner', '-nostdin', '-i', fileOf(result.url), '-af', 'silencedetect=noise=-50dB:d=0.6', '-f', 'null', '-'],
-      { timeoutMs: 30_000 },
-    );
+    const { stderr } = await runFfmpeg(['-hide_banner', '-i', fileOf(result.url), '-af', 'silencedetect=noise=-50dB:d=0.6', '-f', 'null', '-']);
     expect(stderr).not.toContain('silence_duration');
   });
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TtsVideoResponse } from '../src/http/schemas.js';
-import { buildTestApp, type TestApp } from './helpers.js';
+import { useTestApp } from './helpers.js';
 
 /** The little of the DOM the page script uses (the project compiles without the DOM library). */
 interface VideoElement {
@@ -26,12 +26,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM) || Boolean(process.env.CI);
 
 describe.skipIf(!available)('a real browser plays the video to the end', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let browser: Browser;
   let origin: string;
 
   beforeAll(async () => {
-    t = await buildTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     // launch() gives the browser a new, empty, temporary profile of its own.
@@ -51,7 +50,6 @@ describe.skipIf(!available)('a real browser plays the video to the end', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
   });
 
   for (const frameRate of ['constant', 'variable'] as const) {

@@ -1,11 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../src/media/process.js';
-import { composeStream, H264Error, splitNalUnits, type StreamParts } from '../src/video/h264.js';
-import { X264_OPTIONS } from '../src/video/render.js';
-import { ffmpeg } from './video-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { composeStream, H264Error, splitNalUnits, X264_OPTIONS, type StreamParts } from '../src/video/h264/index.js';
+import { frameHashes, runFfmpeg } from './media.js';
+import { useTempDir } from './temp-dir.js';
 
 // A 320×240 picture: rows 0-79 above the band, the band 80-159, rows 160-239 below.
 const WIDTH = 320;
@@ -13,12 +11,8 @@ const BAND = { top: 80, height: 80 };
 const TOTAL = 300;
 const BAND_FRAMES = [0, 1, 5, 17, 40, 41, 42, 90, 150, 299];
 
-let work: string;
+const work = useTempDir('voxreel-h264-');
 let counter = 0;
-beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), 'voxreel-h264-'));
-});
-afterAll(async () => rm(work, { recursive: true, force: true }));
 
 /** x264 with the render's settings (or `x264`) over frames `frames` of a part `height` rows tall. */
 async function encode(name: string, height: number, frames: readonly number[], x264: readonly string[] = X264_OPTIONS): Promise<Buffer> {
@@ -27,11 +21,7 @@ async function encode(name: string, height: number, frames: readonly number[], x
   // The band moves in its middle and keeps background-coloured edges, as captions do (motion vectors may reach past them).
   const source =
     name === 'band' ? `testsrc2=s=${WIDTH}x${height - 48}:r=30,pad=${WIDTH}:${height}:0:24:color=0x0F172A` : `color=c=0x0F172A:s=${WIDTH}x${height}:r=30`;
-  await runProcess(
-    ffmpeg.tools.ffmpeg,
-    ['-v', 'error', '-nostdin', '-f', 'lavfi', '-i', source, '-vf', `select=${select},format=yuv420p`, '-frames:v', String(frames.length), ...x264, '-fps_mode', 'passthrough', '-f', 'h264', file],
-    { timeoutMs: 30_000 },
-  );
+  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', source, '-vf', `select=${select},format=yuv420p`, '-frames:v', String(frames.length), ...x264, '-fps_mode', 'passthrough', '-f', 'h264', file]);
   return readFile(file);
 }
 
@@ -39,13 +29,7 @@ async function encode(name: string, height: number, frames: readonly number[], x
 async function hashes(stream: Uint8Array, name: string, rows?: { top: number; height: number }): Promise<string[]> {
   const file = path.join(work, `${name}.out.h264`);
   await writeFile(file, stream);
-  const crop = rows ? ['-vf', `crop=${WIDTH}:${rows.height}:0:${rows.top}`] : [];
-  const { stdout } = await runProcess(ffmpeg.tools.ffmpeg, ['-v', 'error', '-nostdin', '-f', 'h264', '-i', file, ...crop, '-f', 'framemd5', 'pipe:1'], { timeoutMs: 30_000 });
-  return stdout
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').at(-1)?.trim() ?? '');
+  return frameHashes(file, { format: 'h264', filter: rows && `crop=${WIDTH}:${rows.height}:0:${rows.top}` });
 }
 
 async function parts(): Promise<StreamParts> {

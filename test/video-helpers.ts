@@ -1,8 +1,5 @@
 import type { WordTiming } from '../src/engines/types.js';
 import type { Speech } from '../src/speech/pcm.js';
-import { Ffmpeg } from '../src/media/ffmpeg.js';
-import { resolveMediaTools } from '../src/media/tools.js';
-import { runProcess } from '../src/media/process.js';
 
 /** Strings that mean something to ASS, to ffmpeg's filter graph or drawtext, or to WebVTT. */
 export const INJECTIONS = [
@@ -24,9 +21,6 @@ export const INJECTIONS = [
   '&amp;',
   '<00:00:01.000>',
 ];
-
-/** Its own Ffmpeg rather than helpers.ts's, so render tests need neither the app nor the engines. */
-export const ffmpeg = new Ffmpeg(resolveMediaTools());
 
 /**
  * Speech without an engine: a tone burst per word of `text`, with the word timings an engine would report,
@@ -57,30 +51,6 @@ export function toneSpeech(text: string, options: { wordSeconds?: number; gapSec
   };
 }
 
-/** One decoded frame as RGB24, taken at frame `index` of the video decoded at a constant `fps`. */
-export async function decodeFrame(file: string, index: number, fps: number): Promise<Buffer> {
-  const { stdout } = await runProcess(
-    ffmpeg.tools.ffmpeg,
-    ['-v', 'error', '-nostdin', '-i', file, '-vf', `fps=${fps},select=eq(n\\,${index})`, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { timeoutMs: 30_000 },
-  );
-  return stdout;
-}
-
-/** MD5 of every frame decoded at a constant `fps`, in order. */
-export async function frameHashes(file: string, fps: number): Promise<string[]> {
-  const { stdout } = await runProcess(
-    ffmpeg.tools.ffmpeg,
-    ['-v', 'error', '-nostdin', '-i', file, '-map', '0:v:0', '-vf', `fps=${fps}`, '-f', 'framemd5', 'pipe:1'],
-    { timeoutMs: 60_000 },
-  );
-  return stdout
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').at(-1)?.trim() ?? '');
-}
-
 export interface Box {
   left: number;
   top: number;
@@ -102,10 +72,4 @@ export function captionPixels(frame: Buffer, width: number): { count: number; bo
       : { left: x, top: y, right: x, bottom: y };
   }
   return { count, box };
-}
-
-/** ffprobe's own stream fields (sample aspect ratio, frame rates, frame counts) that MediaInfo leaves out. */
-export async function rawStreams(file: string): Promise<Array<Record<string, string | number | undefined>>> {
-  const { stdout } = await runProcess(ffmpeg.tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_streams', file], { timeoutMs: 30_000 });
-  return (JSON.parse(stdout.toString('utf8')) as { streams: Array<Record<string, string | number | undefined>> }).streams;
 }

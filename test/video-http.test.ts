@@ -1,18 +1,15 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { videoCost } from '../src/http/pricing.js';
 import type { ErrorBody, TtsVideoResponse } from '../src/http/schemas.js';
-import { buildTestApp, meanVolume, probe, type TestApp } from './helpers.js';
-import { INJECTIONS, rawStreams } from './video-helpers.js';
+import { useTestApp } from './helpers.js';
+import { meanVolume, probe, rawStreams } from './media.js';
+import { INJECTIONS } from './video-helpers.js';
 
 const VOICE = 'espeak-ng:en-us';
 const SENTENCE = 'Narrated videos are made here, with captions that follow the voice.';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await buildTestApp();
-});
-afterAll(async () => t?.close());
+const t = useTestApp();
 
 function fileOf(url: string): string {
   return path.join(t.outputDir, url.slice(t.config.cdnUrl.length + 1));

@@ -11,7 +11,10 @@ import { WorkerPool } from './worker-pool.js';
 export interface EspeakEngineOptions {
   /** Warm child processes, each running one job at a time. */
   poolSize: number;
-  jobTimeoutMs: number;
+  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
+  jobTimeoutMs?: number;
+  /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
+  tempDir?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
 }
@@ -31,7 +34,7 @@ export class EspeakEngine implements Engine {
       size: options.poolSize,
       warm: options.poolSize,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => HostWorker.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult }),
+      start: () => HostWorker.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();

@@ -68,6 +68,8 @@ export interface FestivalWorkerOptions {
   voiceCommand: string;
   /** Of the voice: for the empty speech of a text without words, when Festival writes no wave at all. */
   sampleRate: number;
+  /** Where the text, wave and word files of each job go; default the OS temp dir. */
+  tempDir?: string;
   startTimeoutMs?: number;
 }
 
@@ -132,7 +134,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   async run(text: string, limits: ProcessLimits): Promise<FestivalSpeech> {
     if (!this.available) throw new AppError('ENGINE_FAILED', { message: 'The Festival process is not available.' });
     this.busy = true;
-    const directory = await mkdtemp(join(tmpdir(), 'voxreel-festival-'));
+    const directory = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'voxreel-festival-'));
     const files = {
       text: join(directory, 'text.txt'),
       wave: join(directory, 'speech.wav'),
@@ -219,6 +221,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
       signal: status.signal,
       timedOut: supervision?.timedOut ?? false,
       isCanceled: supervision?.isCanceled ?? false,
+      cancelReason: supervision?.cancelReason,
       stderrTail: this.stderr.toString(),
     });
   }

@@ -19,10 +19,13 @@ const PROBE = `(if (member_string "${FESTIVAL_VOICE}" (voice.list))
 `;
 
 export interface FestivalEngineOptions {
-  jobTimeoutMs: number;
+  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
+  jobTimeoutMs?: number;
+  /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
+  tempDir?: string;
   /** Festival processes (~330 MB each); started on first use, then kept. */
   processes?: number;
-  /** Defaults to FESTIVAL_PATH, else `festival` on PATH. */
+  /** Defaults to `festival` on PATH. */
   festivalPath?: string;
 }
 
@@ -46,7 +49,7 @@ async function findOnPath(program: string): Promise<string | undefined> {
 
 /** Festival with the HTS voice, or undefined when either is missing or does not work. */
 export async function detectFestival(festivalPath?: string): Promise<FestivalInstallation | undefined> {
-  const path = festivalPath ?? process.env.FESTIVAL_PATH ?? (await findOnPath('festival'));
+  const path = festivalPath ?? (await findOnPath('festival'));
   if (!path) return undefined;
   try {
     const { stdout } = await runProcess(path, ['--pipe'], { input: PROBE, timeoutMs: PROBE_TIMEOUT_MS });
@@ -110,6 +113,7 @@ export class FestivalEngine implements Engine {
           festivalPath: installation.path,
           voiceCommand: `(voice_${FESTIVAL_VOICE})`,
           sampleRate: installation.sampleRate,
+          tempDir: options.tempDir,
         }),
     });
     const voice: Voice = {

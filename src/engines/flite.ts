@@ -14,7 +14,10 @@ export interface FliteJob {
 export interface FliteEngineOptions {
   /** Processes, each running one job at a time. */
   poolSize: number;
-  jobTimeoutMs: number;
+  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
+  jobTimeoutMs?: number;
+  /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
+  tempDir?: string;
   /** Jobs before a process is replaced by a fresh one (each job always gets a fresh WebAssembly instance). */
   jobsPerProcess?: number;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
@@ -64,6 +67,7 @@ export class FliteEngine implements Engine {
           isResult: isPcmAudio,
           execArgv: HOST_EXEC_ARGV,
           maxJobs: options.jobsPerProcess ?? DEFAULT_JOBS_PER_PROCESS,
+          tempDir: options.tempDir,
         }),
     });
     try {

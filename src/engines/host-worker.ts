@@ -28,6 +28,8 @@ export interface HostWorkerOptions<Result> {
   /** Jobs before the child is replaced by a fresh one. */
   maxJobs?: number;
   startTimeoutMs?: number;
+  /** The child's TMPDIR; default the parent's. */
+  tempDir?: string;
 }
 
 /** A Node child process running an engine host (see host-runtime.ts), one job at a time over IPC. */
@@ -56,6 +58,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     const child = fork(options.module, [], {
       execArgv: ['--import', TSX_LOADER, ...(options.execArgv ?? [])],
       serialization: 'advanced',
+      ...(options.tempDir ? { env: { ...process.env, TMPDIR: options.tempDir } } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const worker = new HostWorker<Job, Result>(child, options);
@@ -160,17 +163,19 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
       ...status,
       timedOut: supervision.timedOut,
       isCanceled: supervision.isCanceled,
+      cancelReason: supervision.cancelReason,
     });
     return protocolError ? new AppError('ENGINE_FAILED', { cause }) : jobFailure(supervision, cause);
   }
 
-  private failure(reason: string, status: Partial<ExitStatus> & { timedOut?: boolean; isCanceled?: boolean }): ProcessError {
+  private failure(reason: string, status: Partial<ExitStatus> & { timedOut?: boolean; isCanceled?: boolean; cancelReason?: unknown }): ProcessError {
     return new ProcessError({
       command: `${basename(this.options.module)} (${reason})`,
       exitCode: status.exitCode ?? null,
       signal: status.signal ?? null,
       timedOut: status.timedOut ?? false,
       isCanceled: status.isCanceled ?? false,
+      cancelReason: status.cancelReason,
       stderrTail: this.output.toString(),
     });
   }

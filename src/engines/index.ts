@@ -1,36 +1,33 @@
 import { AppError } from '../errors.js';
 import type { Voice } from './voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
+import type { Engine, Speaker, SpeechChunk, SynthesizeOptions } from './types.js';
 import { EspeakEngine } from './espeak.js';
 import type { EspeakVariant } from './espeak-voices.js';
 import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
 
 export type { EspeakVariant } from './espeak-voices.js';
-export type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
+export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
 
 export interface EngineOptions {
   /** Processes for eSpeak NG and for Flite, each running one job at a time. Festival runs one process. */
   poolSize: number;
-  /** A job running longer is killed and fails with JOB_TIMEOUT. */
-  jobTimeoutMs: number;
+  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
+  jobTimeoutMs?: number;
+  /** Scratch folder for the engines' temporary files; default the OS temp dir. */
+  tempDir?: string;
+  /** Festival's binary; default `festival` on PATH. */
+  festivalPath?: string;
 }
 
-export interface EngineRegistry {
+/** Every engine as one Speaker (findVoice also knows eSpeak NG variant combinations, `espeak-ng:<voice>+<variant>`). */
+export interface EngineRegistry extends Speaker {
   /** Every listed voice, sorted by engine then id. */
   listVoices(): Voice[];
-  /** Listed voices, and eSpeak NG variant combinations (`espeak-ng:<voice>+<variant>`). Case-insensitive. */
-  findVoice(voiceId: string): Voice | undefined;
-  /** UNKNOWN_VOICE (field `voice`), ENGINE_FAILED, JOB_TIMEOUT or CLIENT_CLOSED. */
-  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
   /** What can follow `+` in an eSpeak NG voice id. */
   listEspeakVariants(): EspeakVariant[];
   /** Stops every engine process. */
   close(): Promise<void>;
-}
-
-interface VoiceEngine extends Engine {
-  findVoice(voiceId: string): Voice | undefined;
 }
 
 function compareVoices(a: Voice, b: Voice): number {
@@ -43,7 +40,7 @@ export async function createEngines(options: EngineOptions): Promise<EngineRegis
   const started = await Promise.allSettled([
     EspeakEngine.create(options),
     FliteEngine.create(options),
-    FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs }),
+    FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir, festivalPath: options.festivalPath }),
   ]);
   const [espeak, flite, festival] = started;
   if (espeak.status === 'rejected' || flite.status === 'rejected' || festival.status === 'rejected') {
@@ -55,12 +52,12 @@ export async function createEngines(options: EngineOptions): Promise<EngineRegis
 }
 
 class Registry implements EngineRegistry {
-  private readonly byName: Map<string, VoiceEngine>;
+  private readonly byName: Map<string, Engine>;
   private voices: Voice[] = [];
 
   constructor(
     private readonly espeak: EspeakEngine,
-    private readonly engines: readonly VoiceEngine[],
+    private readonly engines: readonly Engine[],
   ) {
     this.byName = new Map(engines.map((engine) => [engine.name, engine]));
   }

@@ -4,9 +4,32 @@
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** Replaces what no engine should see, one UTF-16 unit for one, so offsets into the result are offsets into the input. */
+/** Punctuation and symbols kept at the start of a run of them; the rest of the run is blanked. */
+const MAX_MARK_RUN = 3;
+// Runs of marks, spaces between them included: Flite overruns its memory on a few hundred dots or commas in a row,
+// and every engine spends seconds saying "asterisk" hundreds of times; none of it reads as anything more than three would.
+const MARK_RUNS = new RegExp(`[\\p{P}\\p{S}](?:\\s*[\\p{P}\\p{S}]){${MAX_MARK_RUN},}`, 'gu');
+
+/** Blanks all but the first marks of a run, one UTF-16 unit for one. */
+function shortenMarkRuns(text: string): string {
+  return text.replace(MARK_RUNS, (run) => {
+    let kept = 0;
+    let index = 0;
+    for (const char of run) {
+      if (/\S/u.test(char)) kept += 1;
+      if (kept > MAX_MARK_RUN) break;
+      index += char.length;
+    }
+    return run.slice(0, index) + ' '.repeat(run.length - index);
+  });
+}
+
+/**
+ * Replaces what no engine should see, one UTF-16 unit for one, so offsets into the result are offsets into the
+ * input: control characters, lone surrogates, and long runs of punctuation or symbols.
+ */
 export function sanitizeText(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, ' ').replace(LONE_SURROGATES, '\uFFFD');
+  return shortenMarkRuns(text.replace(CONTROL_CHARACTERS, ' ').replace(LONE_SURROGATES, '\uFFFD'));
 }
 
 /** A text rewritten for an engine that remembers which span of the source text each of its UTF-16 units came from. */

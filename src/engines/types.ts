@@ -24,12 +24,19 @@ export interface SynthesizeOptions {
   signal?: AbortSignal;
 }
 
-export interface Engine {
+/** Speaks voices: what synthesis needs, and what each engine and the registry of all engines provide. */
+export interface Speaker {
+  /** The voice with this id (case-insensitive), or undefined. */
+  findVoice(voiceId: string): Voice | undefined;
+  /** Plain text in (the engine escapes what it must); throws AppError ENGINE_FAILED, or the abort signal's reason. */
+  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
+}
+
+/** One engine: a Speaker with a name, its installed voices, and processes to stop. */
+export interface Engine extends Speaker {
   readonly name: EngineName;
   /** Voices this engine can speak with on this machine; empty when the engine is not installed. */
   listVoices(): Promise<Voice[]>;
-  /** Plain text in (the engine escapes what it must); throws AppError ENGINE_FAILED / JOB_TIMEOUT / CLIENT_CLOSED. */
-  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
   /** Stops the engine's child processes. */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { AppError, processFailure } from '../errors.js';
+import { AppError, abortError, processFailure } from '../errors.js';
 import type { ProcessLimits, Supervision } from '../media/process.js';
 
 /** A child process that runs engine jobs one at a time. */
@@ -6,7 +6,7 @@ export interface PoolWorker<Job, Result> {
   readonly pid: number | undefined;
   /** True while the worker is alive, idle and may take another job. */
   readonly available: boolean;
-  /** Rejects with an AppError: ENGINE_FAILED, JOB_TIMEOUT or CLIENT_CLOSED; the worker is then gone. */
+  /** Rejects with an AppError: ENGINE_FAILED, JOB_TIMEOUT (its own time limit) or the abort signal's reason; the worker is then gone. */
   run(job: Job, limits: ProcessLimits): Promise<Result>;
   /** Stops the process (SIGTERM, then SIGKILL) and resolves once it has exited. */
   close(): Promise<void>;
@@ -17,7 +17,7 @@ export interface WorkerPoolOptions<Job, Result> {
   /** Idle workers to keep started ahead of demand, to hide their start-up time. */
   warm: number;
   /** Per job, from the moment a worker takes it; 0 means no limit. */
-  jobTimeoutMs: number;
+  jobTimeoutMs?: number;
   start: () => Promise<PoolWorker<Job, Result>>;
 }
 
@@ -30,7 +30,7 @@ interface QueuedJob<Job, Result> {
 }
 
 function shuttingDown(): AppError {
-  return new AppError('ENGINE_FAILED', { message: 'The speech engine is shutting down.' });
+  return new AppError('SHUTTING_DOWN', { message: 'The speech engine is shutting down.' });
 }
 
 /** The error a job ends with once its worker died: why the worker was stopped decides the code. */
@@ -54,7 +54,7 @@ export class WorkerPool<Job, Result> {
 
   run(job: Job, { signal }: { signal?: AbortSignal } = {}): Promise<Result> {
     if (this.closed) return Promise.reject(shuttingDown());
-    if (signal?.aborted) return Promise.reject(new AppError('CLIENT_CLOSED'));
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     return new Promise<Result>((resolve, reject) => {
       const entry: QueuedJob<Job, Result> = {
         job,
@@ -65,7 +65,7 @@ export class WorkerPool<Job, Result> {
           const index = this.queue.indexOf(entry);
           if (index === -1) return;
           this.queue.splice(index, 1);
-          reject(new AppError('CLIENT_CLOSED'));
+          reject(abortError(signal?.reason));
         },
       };
       signal?.addEventListener('abort', entry.onAbort, { once: true });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyStatic from '@fastify/static';
@@ -10,6 +11,7 @@ import { Ffmpeg } from '../media/ffmpeg.js';
 import { Limiter } from '../jobs/limiter.js';
 import { resolveMediaTools, type MediaTools } from '../media/tools.js';
 import { JobRunner } from '../jobs/job-runner.js';
+import { ClientQuota } from '../jobs/quota.js';
 import access from './plugins/access.js';
 import clientSignal from './plugins/client-signal.js';
 import errorHandler from './plugins/error-handler.js';
@@ -19,15 +21,24 @@ import openAiRoutes from './routes/openai-speech.js';
 import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
-import { LocalStorage, type Storage } from '../storage/storage.js';
+import { LocalStorage } from '../storage/local.js';
+import { ScratchSpace } from '../storage/scratch.js';
+import type { Storage } from '../storage/storage.js';
 import { Synthesizer } from '../speech/synthesizer.js';
+import { SplicerCheck } from '../video/h264/index.js';
+import { PICTURE } from '../video/render.js';
 import { version } from '../version.js';
+
+/** Start-up waits this long at most for the splicer's self-check (Fastify's own limit for onReady is 10 s). */
+const SPLICER_CHECK_WAIT_MS = 5_000;
 
 export interface AppDeps {
   engines?: EngineRegistry;
   tools?: MediaTools;
   storage?: Storage;
   logger?: FastifyServerOptions['logger'];
+  /** The H.264 splicer's self-check; a test may put in one whose splicer fails. */
+  splicer?: SplicerCheck;
 }
 
 declare module 'fastify' {
@@ -36,9 +47,12 @@ declare module 'fastify' {
     engines: EngineRegistry;
     ffmpeg: Ffmpeg;
     storage: Storage;
+    scratch: ScratchSpace;
+    metrics: Metrics;
     synthesizer: Synthesizer;
     limiter: Limiter;
     jobs: JobRunner;
+    splicer: SplicerCheck;
   }
 }
 
@@ -68,19 +82,41 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const localStorage = deps.storage ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
   await localStorage?.init();
   const storage = deps.storage ?? (localStorage as LocalStorage);
-  const engines = deps.engines ?? (await createEngines({ poolSize: config.concurrency, jobTimeoutMs: config.ttsTimeoutMs }));
-  const ffmpeg = new Ffmpeg(deps.tools ?? resolveMediaTools());
+  const scratch = await ScratchSpace.open(config.scratchDir);
+  app.addHook('onClose', async () => scratch.close());
+  const engines =
+    deps.engines ??
+    (await createEngines({ poolSize: config.concurrency, tempDir: await scratch.shared('engines'), festivalPath: config.paths.festival }));
+  const ffmpeg = new Ffmpeg(deps.tools ?? resolveMediaTools(config.paths));
   app.decorate('config', config);
   app.decorate('engines', engines);
   app.decorate('ffmpeg', ffmpeg);
   app.decorate('storage', storage);
-  const synthesizer = new Synthesizer(engines, ffmpeg, storage);
-  app.decorate('synthesizer', synthesizer);
-  app.addHook('onClose', async () => synthesizer.close());
+  app.decorate('scratch', scratch);
   const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
   const metrics = new Metrics(limiter);
+  app.decorate('metrics', metrics);
+  const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, metrics);
+  app.decorate('synthesizer', synthesizer);
+  app.addHook('onClose', async () => synthesizer.close());
+  // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
+  // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
+  // ffmpeg runs, but never for more than a few seconds.
+  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE);
+  app.decorate('splicer', splicer);
+  app.addHook('onReady', async () => {
+    const checked = splicer.run().then(({ ok, reason, cause }) => {
+      if (!ok) app.log.warn({ err: cause, reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
+    });
+    await Promise.race([checked, delay(SPLICER_CHECK_WAIT_MS, undefined, { ref: false })]);
+  });
+  app.addHook('onClose', async () => splicer.close());
   app.decorate('limiter', limiter);
-  app.decorate('jobs', new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs, speech: config.ttsTimeoutMs }, metrics));
+  const quota = new ClientQuota({ ...config.clientQuota, windowMs: config.rateLimit.windowMs });
+  const jobs = new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs, speech: config.ttsTimeoutMs }, metrics, quota);
+  app.decorate('jobs', jobs);
+  // Closing: queued and new jobs answer SHUTTING_DOWN at once; running ones finish (server.ts stops them at the end of the grace).
+  app.addHook('preClose', async () => jobs.refuseNew());
   if (!deps.engines) app.addHook('onClose', async () => engines.close());
   startRetention(app, storage, config.retentionMs);
 

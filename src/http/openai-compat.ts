@@ -1,6 +1,6 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import type { OpenAiErrorBody } from './schemas.js';
-import type { VoiceEngines } from '../speech/synthesizer.js';
+import type { Speaker } from '../engines/types.js';
 
 /**
  * OpenAI's voice names and the local voices that suit them (gender and character), best first: the first one this
@@ -23,7 +23,7 @@ export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** An OpenAI voice name to the local voice it maps to here; a voxreel voice id stands for itself. */
-export function resolveVoice(engines: Pick<VoiceEngines, 'findVoice'>, requested: string): string {
+export function resolveVoice(engines: Pick<Speaker, 'findVoice'>, requested: string): string {
   const preferences = OPENAI_VOICES[requested.toLowerCase()];
   const found = preferences ? preferences.find((id) => engines.findVoice(id)) : engines.findVoice(requested)?.id;
   if (found) return found;

@@ -1,40 +1,91 @@
 import { performance } from 'node:perf_hooks';
-import { AppError, isAppError } from '../errors.js';
+import { cancelReason, deadlineSignal, isAppError } from '../errors.js';
 import type { Limiter } from './limiter.js';
+import type { ClientQuota } from './quota.js';
 
 /** `speech`: the OpenAI-compatible endpoint, whose job lasts until its stream is encoded. */
 export type Operation = 'tts' | 'tts-video' | 'speech';
+
+/** Whom a job is for: its client's id (for its quota), the client's disconnect, and what it submits. */
+export interface JobClient {
+  id: string;
+  signal: AbortSignal;
+  characters: number;
+}
 
 export interface JobObserver {
   jobFinished(operation: Operation, seconds: number, outcome: string): void;
 }
 
+/** Weight of the newest job in the running average of job times (an exponential moving average). */
+const AVERAGE_WEIGHT = 0.2;
+/** Assumed job time before any job has finished. */
+const INITIAL_JOB_SECONDS = 2;
+const MAX_RETRY_AFTER_SECONDS = 300;
+
 /**
- * Every synthesis and render runs through here: one limiter slot, a per-operation deadline and the client's
- * disconnect both abort the job's signal, so its processes are killed and its temporary files removed.
+ * Every synthesis and render runs through here: one limiter slot, and one signal that aborts with the reason
+ * the job is stopped (the client's disconnect, the operation's deadline, the server's shutdown), so its processes
+ * are killed, its temporary files removed, and every layer throws that reason as it is.
  */
 export class JobRunner {
+  private readonly shutdown = new AbortController();
+  private averageSeconds = INITIAL_JOB_SECONDS;
+
   constructor(
     private readonly limiter: Limiter,
     private readonly timeoutsMs: Record<Operation, number>,
     private readonly observer?: JobObserver,
-  ) {}
+    private readonly quota?: ClientQuota,
+  ) {
+    limiter.retryAfter = () => this.retryAfterSeconds();
+  }
 
-  run<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async run<T>(operation: Operation, client: JobClient, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const release = this.quota?.admit(client.id, client.characters);
+    try {
+      return await this.runAdmitted(operation, client.signal, work);
+    } finally {
+      release?.();
+    }
+  }
+
+  private runAdmitted<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const waiting = AbortSignal.any([clientSignal, this.shutdown.signal]);
     return this.limiter.run(async () => {
-      const deadline = AbortSignal.timeout(this.timeoutsMs[operation]);
-      const signal = AbortSignal.any([clientSignal, deadline]);
+      const deadline = deadlineSignal(this.timeoutsMs[operation]);
+      const signal = AbortSignal.any([waiting, deadline.signal]);
       const started = performance.now();
       let outcome = 'success';
       try {
         return await work(signal);
       } catch (error) {
-        const failure = deadline.aborted && !clientSignal.aborted ? new AppError('JOB_TIMEOUT', { cause: error }) : error;
-        outcome = isAppError(failure) ? failure.code : 'INTERNAL_ERROR';
-        throw failure;
+        outcome = isAppError(error) ? error.code : 'INTERNAL_ERROR';
+        throw error;
       } finally {
-        this.observer?.jobFinished(operation, (performance.now() - started) / 1000, outcome);
+        deadline.clear();
+        const seconds = (performance.now() - started) / 1000;
+        this.averageSeconds += AVERAGE_WEIGHT * (seconds - this.averageSeconds);
+        this.observer?.jobFinished(operation, seconds, outcome);
       }
-    }, clientSignal);
+    }, waiting);
+  }
+
+  /** Shutting down: new and queued jobs are refused with SHUTTING_DOWN; running ones go on. */
+  refuseNew(): void {
+    this.limiter.close(cancelReason('SHUTTING_DOWN'));
+  }
+
+  /** The end of the grace period: running jobs stop and answer SHUTTING_DOWN. */
+  stopRunning(): void {
+    this.refuseNew();
+    this.shutdown.abort(cancelReason('SHUTTING_DOWN'));
+  }
+
+  /** When a refused client might find room: the queue ahead of it drained at the measured pace. */
+  retryAfterSeconds(): number {
+    const { queued, concurrency } = this.limiter.stats;
+    const seconds = Math.ceil((this.averageSeconds * (queued + 1)) / concurrency);
+    return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds));
   }
 }

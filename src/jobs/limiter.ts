@@ -1,11 +1,9 @@
-import { AppError } from '../errors.js';
+import { AppError, abortError } from '../errors.js';
 
 export interface LimiterOptions {
   concurrency: number;
   /** Jobs that may wait for a slot; one more is refused at once with OVERLOADED. */
   queueLength: number;
-  /** Seconds a refused client is told to wait (Retry-After). */
-  retryAfterSeconds?: number;
 }
 
 interface Waiter {
@@ -17,11 +15,14 @@ interface Waiter {
 export class Limiter {
   private running = 0;
   private readonly queue: Waiter[] = [];
+  private closedWith: AppError | undefined;
+  /** Seconds a refused client is told to wait (Retry-After); the job runner sets it from measured job times. */
+  retryAfter: () => number = () => 5;
 
   constructor(private readonly options: LimiterOptions) {}
 
-  get stats(): { running: number; queued: number } {
-    return { running: this.running, queued: this.queue.length };
+  get stats(): { running: number; queued: number; concurrency: number } {
+    return { running: this.running, queued: this.queue.length, concurrency: this.options.concurrency };
   }
 
   async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
@@ -33,20 +34,27 @@ export class Limiter {
     }
   }
 
+  /** Refuses every job from now on with `reason`, those waiting included; running jobs go on. */
+  close(reason: AppError): void {
+    this.closedWith ??= reason;
+    for (const waiter of this.queue.splice(0)) waiter.cancel(reason);
+  }
+
   private acquire(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(new AppError('CLIENT_CLOSED'));
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.running < this.options.concurrency) {
       this.running += 1;
       return Promise.resolve();
     }
     if (this.queue.length >= this.options.queueLength) {
-      return Promise.reject(new AppError('OVERLOADED', { retryAfter: this.options.retryAfterSeconds ?? 5 }));
+      return Promise.reject(new AppError('OVERLOADED', { retryAfter: this.retryAfter() }));
     }
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const index = this.queue.indexOf(waiter);
         if (index >= 0) this.queue.splice(index, 1);
-        reject(new AppError('CLIENT_CLOSED'));
+        reject(abortError(signal?.reason));
       };
       const waiter: Waiter = {
         start: () => {
@@ -54,7 +62,10 @@ export class Limiter {
           this.running += 1;
           resolve();
         },
-        cancel: reject,
+        cancel: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);

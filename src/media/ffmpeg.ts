@@ -63,7 +63,7 @@ export class Ffmpeg {
   run(job: FfmpegJob): Promise<void> {
     return new Promise((resolve, reject) => {
       if (job.signal?.aborted) {
-        reject(this.failure({ isCanceled: true }));
+        reject(this.failure({ isCanceled: true, cancelReason: job.signal.reason }));
         return;
       }
       // stdoutLines/stderrLines exist at run time but not in @types/fluent-ffmpeg.
@@ -82,33 +82,45 @@ export class Ffmpeg {
       for (const more of job.moreOutputs ?? []) command.output(more.output).outputOptions([...more.outputOptions]);
 
       let supervision: ReturnType<typeof supervise> | undefined;
+      let child: ChildProcess | undefined;
       let stdoutDone: Promise<void> = Promise.resolve();
-      const onEarlyAbort = () => reject(this.failure({ isCanceled: true }));
+      const onEarlyAbort = () => reject(this.failure({ isCanceled: true, cancelReason: job.signal?.reason }));
       job.signal?.addEventListener('abort', onEarlyAbort, { once: true });
+      // fluent-ffmpeg may report a failure (a broken input stream) while ffmpeg still runs: stop it, and keep
+      // supervising (SIGKILL follows SIGTERM) until it has exited.
+      const settle = () => {
+        job.signal?.removeEventListener('abort', onEarlyAbort);
+        if (!child || child.exitCode !== null || child.signalCode !== null) {
+          supervision?.release();
+          return;
+        }
+        supervision?.terminate();
+        child.once('exit', () => supervision?.release());
+      };
       command.on('start', () => {
         job.signal?.removeEventListener('abort', onEarlyAbort);
-        const child = (command as unknown as { ffmpegProc: ChildProcess }).ffmpegProc;
-        supervision = supervise(child, job);
+        const started = (command as unknown as { ffmpegProc: ChildProcess }).ffmpegProc;
+        child = started;
+        supervision = supervise(started, job);
         // fluent-ffmpeg reports the end at exit, possibly before the last of stdout has been piped on.
-        if (stream && child.stdout) stdoutDone = new Promise((done) => child.stdout?.once('close', done));
+        if (stream && started.stdout) stdoutDone = new Promise((done) => started.stdout?.once('close', done));
       });
       command.on('end', () => {
-        supervision?.release();
-        job.signal?.removeEventListener('abort', onEarlyAbort);
+        settle();
         void stdoutDone.then(() => {
           stream?.end();
           resolve();
         });
       });
       command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
-        supervision?.release();
-        job.signal?.removeEventListener('abort', onEarlyAbort);
+        settle();
         const killedBy = /killed with signal (\w+)/.exec(error.message)?.[1] as NodeJS.Signals | undefined;
         const exitCode = /exited with code (\d+)/.exec(error.message)?.[1];
         reject(
           this.failure({
             timedOut: supervision?.timedOut ?? false,
             isCanceled: supervision?.isCanceled ?? false,
+            cancelReason: supervision?.cancelReason,
             signal: killedBy ?? null,
             exitCode: exitCode === undefined ? null : Number(exitCode),
             stderrTail: (stderr ?? '').trim(),

@@ -17,6 +17,8 @@ export interface ProcessFailure {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   isCanceled: boolean;
+  /** With isCanceled: the abort signal's reason (why the job was stopped). */
+  cancelReason?: unknown;
   stderrTail: string;
   cause?: unknown;
 }
@@ -28,6 +30,7 @@ export class ProcessError extends Error implements ProcessFailure {
   readonly signal: NodeJS.Signals | null;
   readonly timedOut: boolean;
   readonly isCanceled: boolean;
+  readonly cancelReason: unknown;
   readonly stderrTail: string;
 
   constructor(failure: ProcessFailure) {
@@ -47,6 +50,7 @@ export class ProcessError extends Error implements ProcessFailure {
     this.signal = failure.signal;
     this.timedOut = failure.timedOut;
     this.isCanceled = failure.isCanceled;
+    this.cancelReason = failure.cancelReason;
     this.stderrTail = failure.stderrTail;
   }
 }
@@ -89,6 +93,10 @@ function track(child: ChildProcess): void {
 export interface Supervision {
   readonly timedOut: boolean;
   readonly isCanceled: boolean;
+  /** The abort signal's reason, once it aborted. */
+  readonly cancelReason: unknown;
+  /** Stops the process now: SIGTERM, then SIGKILL after the grace period (until it exits). */
+  terminate(): void;
   /** Stops the timers and listeners; call once the process has exited. */
   release(): void;
 }
@@ -100,16 +108,20 @@ export interface Supervision {
 export function supervise(child: ChildProcess, limits: ProcessLimits): Supervision {
   let timedOut = false;
   let isCanceled = false;
+  let cancelReason: unknown;
   track(child);
   let escalation: NodeJS.Timeout | undefined;
   const stop = () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null || escalation) return;
+    // A program reading stdin may wait on it before it notices the signal.
+    child.stdin?.destroy();
     child.kill('SIGTERM');
     escalation = setTimeout(() => child.kill('SIGKILL'), limits.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     escalation.unref();
   };
   const onAbort = () => {
     isCanceled = true;
+    cancelReason = limits.signal?.reason;
     stop();
   };
   const timer =
@@ -128,6 +140,10 @@ export function supervise(child: ChildProcess, limits: ProcessLimits): Supervisi
     get isCanceled() {
       return isCanceled;
     },
+    get cancelReason() {
+      return cancelReason;
+    },
+    terminate: stop,
     release() {
       if (timer) clearTimeout(timer);
       if (escalation) clearTimeout(escalation);
@@ -181,6 +197,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
           signal,
           timedOut: supervision.timedOut,
           isCanceled: supervision.isCanceled,
+          cancelReason: supervision.cancelReason,
           stderrTail: stderr.toString(),
           cause: spawnError,
         }),

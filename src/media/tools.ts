@@ -7,11 +7,11 @@ export interface MediaTools {
   ffprobe: string;
 }
 
-/** FFMPEG_PATH, else ffmpeg-static's binary if its download succeeded, else `ffmpeg` on PATH; ffprobe likewise or beside ffmpeg. */
-export function resolveMediaTools(env: NodeJS.ProcessEnv = process.env): MediaTools {
-  const ffmpeg = env.FFMPEG_PATH || staticFfmpeg() || 'ffmpeg';
+/** The given ffmpeg (FFMPEG_PATH), else ffmpeg-static's binary if its download succeeded, else `ffmpeg` on PATH; ffprobe likewise or beside ffmpeg. */
+export function resolveMediaTools(given: Partial<MediaTools> = {}): MediaTools {
+  const ffmpeg = given.ffmpeg || staticFfmpeg() || 'ffmpeg';
   const sibling = path.isAbsolute(ffmpeg) ? path.join(path.dirname(ffmpeg), 'ffprobe') : undefined;
-  const ffprobe = env.FFPROBE_PATH || (sibling && existsSync(sibling) ? sibling : 'ffprobe');
+  const ffprobe = given.ffprobe || (sibling && existsSync(sibling) ? sibling : 'ffprobe');
   return { ffmpeg, ffprobe };
 }
 

@@ -12,44 +12,124 @@ export function vttTime(seconds: number): string {
   return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
 }
 
-export type CaptionText = Pick<SpokenWord, 'text' | 'start' | 'end' | 'sentenceStart'>;
+/** What the caption breaker needs of a spoken word. */
+export type CaptionText = Pick<SpokenWord, 'text' | 'start' | 'end' | 'sentenceStart' | 'breakBefore'>;
+
+/** Whether one line of caption text fits: a character count for audio captions, a measured width for video. */
+export type LineFits = (line: string) => boolean;
+
+/** Part of a word placed on a line; a word too long for a line is cut into several pieces. */
+export interface CaptionPiece {
+  text: string;
+  /** Index into the words given to the breaker. */
+  word: number;
+}
+
+/** One cue as the breaker makes it, with the times of what it shows, before audio or video give it times of its own. */
+export interface CueGroup {
+  /** When its first piece is said: a word cut over several cues shares its spoken time among its pieces, in order. */
+  start: number;
+  /** When its last piece has been said. */
+  end: number;
+  /** One to MAX_LINES lines. */
+  lines: CaptionPiece[][];
+}
+
+/** The usual subtitle limits: two lines, for audio of at most 42 characters. */
+export const MAX_LINES = 2;
+const LINE_CHARACTERS = 42;
+/** A pause longer than this starts a new cue. */
+const PAUSE_SECONDS = 0.7;
+/** A cue stays up this long after its last word when nothing follows at once. */
+export const HOLD_SECONDS = 0.5;
+
+export const fitsCharacters: LineFits = (line) => line.length <= LINE_CHARACTERS;
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** Cuts a word too long for a line into pieces that fit, between grapheme clusters. */
+function cutToFit(text: string, fits: LineFits): string[] {
+  if (fits(text)) return [text];
+  const pieces: string[] = [];
+  let current = '';
+  for (const { segment } of graphemes.segment(text)) {
+    if (current && !fits(current + segment)) {
+      pieces.push(current);
+      current = '';
+    }
+    current += segment;
+  }
+  if (current) pieces.push(current);
+  return pieces;
+}
+
+/**
+ * The one caption breaker: greedy line filling with `fits`; a line ends at a line break of the request text, a cue
+ * at a sentence, a long pause, or after MAX_LINES full lines.
+ */
+export function breakIntoCues(words: readonly CaptionText[], fits: LineFits): CueGroup[] {
+  const cut = words.map((word) => cutToFit(word.text, fits));
+  const groups: CaptionPiece[][][] = [];
+  let lines: CaptionPiece[][] = [[]];
+  const lineText = (line: readonly CaptionPiece[]) => line.map((piece) => piece.text).join(' ');
+  const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
+  const newLine = () => {
+    if (lines.length < MAX_LINES) lines.push([]);
+    else newCue();
+  };
+  const newCue = () => {
+    if (currentLine().length > 0 || lines.length > 1) groups.push(lines);
+    lines = [[]];
+  };
+  words.forEach((word, index) => {
+    const previous = words[index - 1];
+    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS)) newCue();
+    else if (word.breakBefore && currentLine().length > 0) newLine();
+    for (const text of cut[index] as string[]) {
+      const line = currentLine();
+      if (line.length > 0 && !fits(lineText([...line, { text, word: index }]))) newLine();
+      currentLine().push({ text, word: index });
+    }
+  });
+  newCue();
+
+  const shown = words.map(() => 0);
+  /** When piece `part` of a word begins to be said; its last piece ends with the word. */
+  const said = (index: number, part: number) => {
+    const word = words[index] as CaptionText;
+    const pieces = (cut[index] as string[]).length;
+    return part >= pieces ? word.end : word.start + (word.end - word.start) * (part / pieces);
+  };
+  return groups.map((group) => {
+    const first = group[0]?.[0]?.word ?? 0;
+    const start = said(first, shown[first] as number);
+    for (const piece of group.flat()) shown[piece.word] = (shown[piece.word] as number) + 1;
+    const last = group.at(-1)?.at(-1)?.word ?? first;
+    return { start, end: said(last, shown[last] as number), lines: group };
+  });
+}
+
+/** A word or a piece of one as a text cue shows it: pieces of one word share its start. */
+export type CueWord = Pick<CaptionText, 'text' | 'start'>;
 
 export interface AudioCue {
   start: number;
   end: number;
   /** One or two lines of words. */
-  lines: CaptionText[][];
+  lines: CueWord[][];
 }
 
-/** The usual subtitle limits: two lines of at most 42 characters. */
-const LINE_CHARACTERS = 42;
-const MAX_LINES = 2;
-/** A pause longer than this starts a new cue. */
-const PAUSE_SECONDS = 0.7;
-/** A cue stays up this long after its last word when nothing follows at once. */
-const HOLD_SECONDS = 0.5;
-
-/** Cues for audio: lines filled by character count; a new cue at each sentence, each long pause, and after two full lines. */
+/** Cues for audio: the breaker with lines of at most 42 characters, each cue held a while after its last word. */
 export function audioCues(words: readonly CaptionText[]): AudioCue[] {
-  const groups: CaptionText[][][] = [];
-  let lines: CaptionText[][] = [];
-  words.forEach((word, index) => {
-    const previous = words[index - 1];
-    const line = lines.at(-1);
-    const breaks = !previous || word.sentenceStart || word.start - previous.end > PAUSE_SECONDS;
-    if (breaks || !line || [...line, word].map((piece) => piece.text).join(' ').length > LINE_CHARACTERS) {
-      if (breaks || lines.length >= MAX_LINES) groups.push((lines = []));
-      lines.push([word]);
-    } else {
-      line.push(word);
-    }
-  });
+  const groups = breakIntoCues(words, fitsCharacters);
   return groups.map((group, index) => {
-    const first = group[0]?.[0] as CaptionText;
-    const last = group.at(-1)?.at(-1) as CaptionText;
-    const next = groups[index + 1]?.[0]?.[0];
-    const end = Math.max(last.end, Math.min(last.end + HOLD_SECONDS, next?.start ?? Number.POSITIVE_INFINITY));
-    return { start: first.start, end: Math.max(end, first.start + 0.001), lines: group };
+    const next = groups[index + 1]?.start ?? Number.POSITIVE_INFINITY;
+    const end = Math.max(group.end, Math.min(group.end + HOLD_SECONDS, next));
+    return {
+      start: group.start,
+      end: Math.max(end, group.start + 0.001),
+      lines: group.lines.map((line) => line.map((piece) => ({ text: piece.text, start: (words[piece.word] as CaptionText).start }))),
+    };
   });
 }
 
@@ -57,7 +137,7 @@ export function audioCues(words: readonly CaptionText[]): AudioCue[] {
 export interface VttCue {
   start: number;
   end: number;
-  lines: ReadonlyArray<ReadonlyArray<Pick<CaptionText, 'text' | 'start'>>>;
+  lines: ReadonlyArray<ReadonlyArray<CueWord>>;
 }
 
 /** WebVTT with a timestamp tag where each later word begins (karaoke-style players highlight along). */

@@ -21,7 +21,30 @@ export function splitSentences(text: string, maxLength = MAX_SPAN_LENGTH): TextS
       if (trimmed) spans.push(trimmed);
     }
   }
-  return spans;
+  return spans.length > MAX_SPANS ? joinShortSpans(text, spans, maxLength) : spans;
+}
+
+/**
+ * Engine calls per text at most, give or take: each call costs a few milliseconds to tens of milliseconds whatever
+ * its length, so a text of a thousand one-word sentences ("A. A. A. …") would spend most of its deadline on them.
+ * Ordinary prose (5000 characters make about 70 sentences) stays one sentence a call.
+ */
+export const MAX_SPANS = 120;
+
+/** Joins neighbouring spans (with the text between them) into about MAX_SPANS pieces of at most maxLength. */
+function joinShortSpans(text: string, spans: readonly TextSpan[], maxLength: number): TextSpan[] {
+  const target = Math.min(maxLength, Math.ceil(text.length / MAX_SPANS));
+  const joined: TextSpan[] = [];
+  for (const span of spans) {
+    const last = joined.at(-1);
+    const end = span.offset + span.text.length;
+    if (last && last.text.length < target && end - last.offset <= maxLength) {
+      joined[joined.length - 1] = { text: text.slice(last.offset, end), offset: last.offset };
+    } else {
+      joined.push(span);
+    }
+  }
+  return joined;
 }
 
 function* cutLong(text: string, offset: number, maxLength: number): Generator<TextSpan> {

@@ -1,30 +1,37 @@
 import { createReadStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Voice } from '../engines/voice.js';
-import type { SpeechChunk, SynthesizeOptions } from '../engines/types.js';
+import type { EngineName, Speaker } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
-import { AppError, processFailure } from '../errors.js';
+import { AppError, abortError, processFailure } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
 import { ProcessError } from '../media/process.js';
-import type { FileKind, PendingFile, Storage, StoredFile } from '../storage/storage.js';
-import { splitSentences } from './sentences.js';
+import type { ScratchSpace } from '../storage/scratch.js';
+import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
+import { splitSentences, type TextSpan } from './sentences.js';
 import { timedWordsIn, type SpokenWord } from './words.js';
 
-/** What synthesis needs of the engines (src/engines/index.ts provides it). */
-export interface VoiceEngines {
-  findVoice(id: string): Voice | undefined;
-  synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
+/** Told of what synthesis sees that the HTTP layer cannot (metrics). */
+export interface SpeechObserver {
+  engineFailed(engine: EngineName): void;
 }
 
 export interface SpeakRequest {
   text: string;
-  voice: string;
+  /** Resolved once, by `resolveVoice`, before the job is queued. */
+  voice: Voice;
   signal?: AbortSignal;
+}
+
+/** Output that a request may make at most, in seconds of the finished file. */
+export interface OutputLimits {
+  audioSeconds: number;
+  videoSeconds: number;
 }
 
 export interface AudioRequest extends SpeakRequest {
@@ -50,13 +57,6 @@ export interface StreamRequest extends SpeakRequest {
   sampleRate?: number;
 }
 
-/** A file published beside another, under the same name. */
-interface Companion {
-  kind: FileKind;
-  extension: string;
-  content: string;
-}
-
 /** Sentences synthesized at once for one request; the engine pool is shared with other requests. */
 const SENTENCES_IN_FLIGHT = 2;
 
@@ -65,9 +65,12 @@ export class Synthesizer {
   private readonly encoders: WarmEncoders;
 
   constructor(
-    private readonly engines: VoiceEngines,
+    private readonly engines: Speaker,
     private readonly ffmpeg: Ffmpeg,
     private readonly storage: Storage,
+    private readonly scratch: ScratchSpace,
+    readonly limits: OutputLimits,
+    private readonly observer?: SpeechObserver,
   ) {
     this.encoders = new WarmEncoders(ffmpeg);
   }
@@ -77,8 +80,8 @@ export class Synthesizer {
     this.encoders.close();
   }
 
-  /** Checks what the schema cannot: that the voice exists and the text is well-formed Unicode. */
-  validate(request: Pick<SpeakRequest, 'text' | 'voice'>): Voice {
+  /** Checks what the schema cannot, once, before any work is queued: that the voice exists and the text is well-formed Unicode. */
+  resolveVoice(request: { text: string; voice: string }): Voice {
     const voice = this.engines.findVoice(request.voice);
     if (!voice) {
       throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${request.voice.slice(0, 100)}"; GET /voices lists them.` });
@@ -90,9 +93,9 @@ export class Synthesizer {
   }
 
   /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
-  async speak(request: SpeakRequest): Promise<Speech> {
+  async speak(request: SpeakRequest, maxSeconds: number): Promise<Speech> {
     const chunks: SpokenSpan[] = [];
-    for await (const chunk of this.speakInOrder(request)) chunks.push(chunk);
+    for await (const chunk of this.speakInOrder(request, maxSeconds)) chunks.push(chunk);
     return joinSpeech(chunks);
   }
 
@@ -100,44 +103,55 @@ export class Synthesizer {
    * Speaks the text sentence by sentence, yielding each sentence in order as soon as it and those before it are
    * spoken. `firstAlone`: nothing else competes with the first sentence for the cores (streaming waits for it).
    */
-  async *speakInOrder(request: SpeakRequest, firstAlone = false): AsyncGenerator<SpokenSpan> {
-    this.validate(request);
+  async *speakInOrder(request: SpeakRequest, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
     const spans = splitSentences(request.text);
-    yield* mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, async (span): Promise<SpokenSpan> => {
-      const chunk = await this.engines.synthesize(request.voice, span.text, { signal: request.signal });
-      return { ...chunk, span };
+    let seconds = 0;
+    // Bounded as it is made: a text that would speak for too long stops at the limit, not after it is all spoken.
+    for await (const spoken of mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, (span) => this.speakSpan(request, span))) {
+      seconds += spoken.samples.length / spoken.sampleRate;
+      if (seconds > maxSeconds) {
+        throw new AppError('OUTPUT_TOO_LONG', {
+          field: 'text',
+          message: `The text makes more than ${Math.round(maxSeconds)} seconds of speech, the most one request may make; split it into several requests.`,
+        });
+      }
+      yield spoken;
+    }
+  }
+
+  private async speakSpan(request: SpeakRequest, span: TextSpan): Promise<SpokenSpan> {
+    const chunk = await this.engines.synthesize(request.voice.id, span.text, { signal: request.signal }).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(request.voice.engine);
+      throw error;
     });
+    return { ...chunk, span };
   }
 
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
-    const speech = await this.speak(request);
+    const speech = await this.speak(request, this.limits.audioSeconds * request.speed);
     const encoding = AUDIO_ENCODINGS[request.encoding];
-    let words: SpokenWord[] | undefined;
-    const captions = (duration: number): Companion[] => {
-      words = timedWordsIn(request.text, speech, duration);
-      const cues = audioCues(words);
-      return [
-        { kind: 'captions', extension: 'vtt', content: webVttFile(cues) },
-        { kind: 'captions', extension: 'srt', content: srtFile(cues) },
-      ];
-    };
-    const stored = await this.store(
-      'audio',
-      encoding.extension,
+    const published = await publishFiles(
+      this.storage,
+      { kind: 'audio', extension: encoding.extension },
       async (output) => {
-        await encodeSpeech(this.ffmpeg, speech, {
-          encoding: request.encoding,
-          speed: request.speed,
-          output,
-          signal: request.signal,
-        });
+        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: request.speed, output, signal: request.signal }).catch(
+          rethrowAsAppError('MEDIA_FAILED'),
+        );
+        const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
+        const words = request.timestamps ? timedWordsIn(request.text, speech, duration) : undefined;
+        return { duration, words, cues: words && audioCues(words) };
       },
-      (output) => measureAudio(this.ffmpeg, output, request.encoding, request.signal),
-      request.timestamps ? captions : undefined,
+      request.timestamps
+        ? [
+            { kind: 'captions', extension: 'vtt', content: ({ cues }) => webVttFile(cues ?? []) },
+            { kind: 'captions', extension: 'srt', content: ({ cues }) => srtFile(cues ?? []) },
+          ]
+        : [],
     );
-    const [vtt, srt] = stored.companions;
-    return { file: stored.file, duration: stored.duration, ...(words && vtt && srt ? { words, captions: { vtt, srt } } : {}) };
+    const { duration, words } = published.produced;
+    const [vtt, srt] = published.companions;
+    return { file: published.file, duration, ...(words && vtt && srt ? { words, captions: { vtt, srt } } : {}) };
   }
 
   /**
@@ -145,18 +159,21 @@ export class Synthesizer {
    * first, and its bytes flow on as they are written. Encodings that cannot be streamed are made whole, then sent.
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
-    const voice = this.validate(request);
+    const { voice } = request;
     const options = { encoding: request.encoding, speed: request.speed, sampleRate: request.sampleRate, signal: request.signal };
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
-      const speech = await this.speak(request);
-      const pending = await this.storage.pending('audio', this.storage.newName(), AUDIO_ENCODINGS[request.encoding].extension).catch(storageFailed);
+      const speech = await this.speak(request, this.limits.audioSeconds * request.speed);
+      const folder = await this.scratch.folder('audio').catch((cause: unknown) => {
+        throw new AppError('STORAGE_FAILED', { cause });
+      });
       try {
-        await encodeSpeech(this.ffmpeg, speech, { ...options, output: pending.path }).catch(rethrowAsAppError('MEDIA_FAILED'));
-        await pipeline(createReadStream(pending.path), output, { signal: request.signal }).catch((cause: unknown) => {
-          throw request.signal?.aborted ? new AppError('CLIENT_CLOSED', { cause }) : cause;
+        const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[request.encoding].extension}`);
+        await encodeSpeech(this.ffmpeg, speech, { ...options, output: file }).catch(rethrowAsAppError('MEDIA_FAILED'));
+        await pipeline(createReadStream(file), output, { signal: request.signal }).catch((cause: unknown) => {
+          throw request.signal?.aborted ? abortError(request.signal.reason) : cause;
         });
       } finally {
-        await pending.discard();
+        await folder.remove();
       }
       return;
     }
@@ -185,51 +202,13 @@ export class Synthesizer {
   }
 
   /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken. */
-  private async *pcmPieces(request: SpeakRequest, sampleRate: number): AsyncGenerator<Buffer> {
+  private async *pcmPieces(request: StreamRequest, sampleRate: number): AsyncGenerator<Buffer> {
     const joiner = new SpeechJoiner(sampleRate);
-    for await (const chunk of this.speakInOrder(request, true)) {
+    for await (const chunk of this.speakInOrder(request, this.limits.audioSeconds * request.speed, true)) {
       const samples = joiner.push(chunk);
       if (samples.length > 0) yield pcmBytes(samples);
     }
     yield pcmBytes(joiner.end());
-  }
-
-  /**
-   * Runs `produce` into a temporary file, measures it, and publishes it with its companions (made from its measured
-   * length, under the same name): all of them, or on any failure none.
-   */
-  private async store(
-    kind: FileKind,
-    extension: string,
-    produce: (output: string) => Promise<void>,
-    /** The produced file's length in seconds, as ffprobe would read it. */
-    measure: (output: string) => Promise<number>,
-    companions: (duration: number) => Companion[] = () => [],
-  ): Promise<{ file: StoredFile; duration: number; companions: StoredFile[] }> {
-    const name = this.storage.newName();
-    const pending = await this.storage.pending(kind, name, extension).catch(storageFailed);
-    const extras: PendingFile[] = [];
-    try {
-      await produce(pending.path).catch(rethrowAsAppError('MEDIA_FAILED'));
-      const duration = await measure(pending.path).catch(rethrowAsAppError('MEDIA_FAILED'));
-      for (const companion of companions(duration)) {
-        const extra = await this.storage.pending(companion.kind, name, companion.extension).catch(storageFailed);
-        extras.push(extra);
-        await writeFile(extra.path, companion.content).catch(storageFailed);
-      }
-      // Companions first: the main file never stands at its URL without them.
-      const published: StoredFile[] = [];
-      try {
-        for (const extra of extras) published.push(await extra.commit());
-        return { file: await pending.commit(), duration, companions: published };
-      } catch (cause) {
-        await Promise.all(published.map((file) => this.storage.delete(file.key).catch(() => undefined)));
-        throw new AppError('STORAGE_FAILED', { cause });
-      }
-    } catch (error) {
-      await Promise.all([pending, ...extras].map((file) => file.discard()));
-      throw error;
-    }
   }
 }
 
@@ -237,10 +216,6 @@ export class Synthesizer {
 function measureAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, signal?: AbortSignal): Promise<number> {
   if (encoding === 'mp3' || encoding === 'wav' || encoding === 'ogg') return audioDuration(file, encoding);
   return ffmpeg.probe(file, { signal }).then((info) => info.duration);
-}
-
-function storageFailed(cause: unknown): never {
-  throw new AppError('STORAGE_FAILED', { cause });
 }
 
 function pcmBytes(samples: Int16Array): Buffer {

@@ -1,7 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { mkdir, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { AppError } from '../errors.js';
 
 export type FileKind = 'audio' | 'video' | 'captions';
 export const FILE_KINDS: readonly FileKind[] = ['audio', 'video', 'captions'];
@@ -16,108 +13,83 @@ export interface StoredFile {
 /** A file being produced: write it at `path`, then commit (it appears whole at its URL) or discard. */
 export interface PendingFile {
   readonly path: string;
+  /** Writes `content` as the whole file. */
+  write(content: string): Promise<void>;
   commit(): Promise<StoredFile>;
   discard(): Promise<void>;
 }
 
+/**
+ * Where published files live. Files appear only through `pending(...).commit()`, whole; `publishFiles` below is
+ * the one transaction that publishes a file with its companions. A backend implements these few operations.
+ */
 export interface Storage {
   /** A fresh name no one can guess (128 random bits); files of one job may share it. */
   newName(): string;
   pending(kind: FileKind, name: string, extension: string): Promise<PendingFile>;
   urlOf(key: string): string;
   delete(key: string): Promise<void>;
-  /** Removes published files older than maxAgeMs and abandoned temporary files; returns how many were removed. */
+  /** Removes published files older than maxAgeMs; returns how many were removed. */
   sweep(maxAgeMs: number): Promise<number>;
+  /** Whether new files can be written now (readiness). */
+  writable(): Promise<boolean>;
 }
 
-const TEMP_DIR = '.tmp';
+/** Storage could not take a file: the API's STORAGE_FAILED, whatever the backend's error. */
+export function storageFailed(cause: unknown): never {
+  throw new AppError('STORAGE_FAILED', { cause });
+}
 
-/** Files in a local directory that this service, or any web server or CDN, serves as `baseUrl`. */
-export class LocalStorage implements Storage {
-  constructor(
-    readonly root: string,
-    readonly baseUrl: string,
-  ) {
-    this.realRoot = path.resolve(root);
-  }
+export interface FileSpec {
+  kind: FileKind;
+  extension: string;
+}
 
-  private realRoot: string;
+/** A small text file published beside the main one under the same name, made from what producing the main file found. */
+export interface Companion<T> extends FileSpec {
+  content: (produced: T) => string;
+}
 
-  /** Creates the folders and removes temporary files an earlier process left behind (one process per OUTPUT_DIR). */
-  async init(): Promise<void> {
-    await rm(path.join(this.root, TEMP_DIR), { recursive: true, force: true });
-    await Promise.all([TEMP_DIR, ...FILE_KINDS].map((dir) => mkdir(path.join(this.root, dir), { recursive: true })));
-    this.realRoot = await realpath(this.root);
-  }
+export interface Publication<T> {
+  file: StoredFile;
+  /** In the order the companions were given. */
+  companions: StoredFile[];
+  produced: T;
+}
 
-  /**
-   * Whether a request path (decoded, relative to the root) may be served: a published kind's folder, nothing
-   * hidden, and, symlinks resolved, still inside the root. Missing files pass, to be answered 404.
-   */
-  isServable(requestPath: string): boolean {
-    const relative = requestPath.replace(/^\/+/, '');
-    const [kind, ...rest] = relative.split('/');
-    if (!FILE_KINDS.includes(kind as FileKind) || rest.length !== 1 || /[\0\\]|^\./.test(rest[0] ?? '.')) return false;
-    let real: string;
+/**
+ * The one publish transaction, for every kind of output and every backend: `produce` writes the main file at the
+ * path it is given (its failures pass through as they are); then the companions are written, committed first, and
+ * the main file last, so that it never stands at its URL without them. On any failure nothing is left: pending
+ * files are discarded and companions already published are deleted.
+ */
+export async function publishFiles<T>(
+  storage: Storage,
+  main: FileSpec,
+  produce: (path: string) => Promise<T>,
+  companions: ReadonlyArray<Companion<T>> = [],
+): Promise<Publication<T>> {
+  const name = storage.newName();
+  const pending = await storage.pending(main.kind, name, main.extension).catch(storageFailed);
+  const extras: PendingFile[] = [];
+  try {
+    const produced = await produce(pending.path);
+    for (const companion of companions) {
+      const extra = await storage.pending(companion.kind, name, companion.extension).catch(storageFailed);
+      extras.push(extra);
+      await extra.write(companion.content(produced)).catch(storageFailed);
+    }
+    const published: StoredFile[] = [];
     try {
-      real = realpathSync(path.join(this.root, relative));
-    } catch {
-      return true;
+      for (const extra of extras) published.push(await extra.commit());
+      return { file: await pending.commit(), companions: published, produced };
+    } catch (cause) {
+      await Promise.all(published.map((file) => storage.delete(file.key).catch(() => undefined)));
+      throw new AppError('STORAGE_FAILED', { cause });
     }
-    const inside = path.relative(this.realRoot, real);
-    return inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside);
-  }
-
-  newName(): string {
-    return randomBytes(16).toString('base64url');
-  }
-
-  async pending(kind: FileKind, name: string, extension: string): Promise<PendingFile> {
-    const key = `${kind}/${name}.${extension}`;
-    const finalPath = path.join(this.root, key);
-    // Same file system as the final place, so the rename is atomic; the real extension stays last for ffmpeg.
-    const tempPath = path.join(this.root, TEMP_DIR, `${kind}-${name}.${randomBytes(4).toString('hex')}.${extension}`);
-    await mkdir(path.dirname(tempPath), { recursive: true });
-    let settled = false;
-    return {
-      path: tempPath,
-      commit: async () => {
-        settled = true;
-        const { size } = await stat(tempPath);
-        await rename(tempPath, finalPath);
-        return { key, url: this.urlOf(key), bytes: size };
-      },
-      discard: async () => {
-        if (settled) return;
-        settled = true;
-        await rm(tempPath, { force: true });
-      },
-    };
-  }
-
-  urlOf(key: string): string {
-    return `${this.baseUrl}/${key}`;
-  }
-
-  async delete(key: string): Promise<void> {
-    await rm(path.join(this.root, key), { force: true });
-  }
-
-  async sweep(maxAgeMs: number): Promise<number> {
-    const cutoff = Date.now() - maxAgeMs;
-    let removed = 0;
-    for (const dir of [TEMP_DIR, ...FILE_KINDS]) {
-      const folder = path.join(this.root, dir);
-      const names = await readdir(folder).catch(() => [] as string[]);
-      for (const name of names) {
-        const file = path.join(folder, name);
-        const info = await stat(file).catch(() => undefined);
-        if (info?.isFile() && info.mtimeMs < cutoff) {
-          await rm(file, { force: true });
-          removed += 1;
-        }
-      }
-    }
-    return removed;
+  } catch (error) {
+    await Promise.all([pending, ...extras].map((file) => file.discard()));
+    throw error;
   }
 }
+

@@ -2,6 +2,7 @@ import type { Speech } from '../speech/pcm.js';
 import type { AspectRatio, VideoResolution } from './options.js';
 import { captionFont, type MeasuredFont } from './font.js';
 import { timedWords, type SpokenWord } from '../speech/words.js';
+import { breakIntoCues, HOLD_SECONDS, type CaptionPiece } from '../speech/captions.js';
 
 export interface FrameSize {
   width: number;
@@ -59,35 +60,10 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio): CaptionBo
   };
 }
 
-/** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
-export interface CaptionBand {
-  top: number;
-  /** A multiple of 16, unless the band reaches the bottom of the frame. */
-  height: number;
-}
-
-/**
- * The only rows encoded more than once (see h264.ts). libass makes a line as tall as the font size; above the two
- * lines we leave a further line for outlines and stacked accents, below room for the outline.
- */
-export function captionBand(box: CaptionBox): CaptionBand {
-  const textBottom = box.height - box.marginBottom;
-  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - Math.max(24, box.fontSize + 2 * box.outline)) / 16) * 16);
-  // x264's motion search reaches about 20 px past the band: that far, the band must be plain background.
-  let bottom = Math.ceil((textBottom + Math.max(24, box.fontSize / 4 + 2 * box.outline)) / 16) * 16;
-  if (bottom + 16 > box.height) bottom = box.height;
-  return { top, height: bottom - top };
-}
-
 /** A spoken word as shown: the request text between two spaces, lit from `start`. */
 export type CaptionWord = SpokenWord;
 
-/** Part of a word placed on a line; a word wider than a line is cut into several pieces. */
-export interface CaptionPiece {
-  text: string;
-  /** Index into Captions.words. */
-  word: number;
-}
+export type { CaptionPiece };
 
 export interface Cue {
   /** First frame shown and the frame after the last, at Captions.fps. */
@@ -126,12 +102,6 @@ export interface LayoutOptions {
   font?: MeasuredFont;
 }
 
-const MAX_LINES = 2;
-/** A pause longer than this starts a new cue. */
-const PAUSE_SECONDS = 0.7;
-/** A cue stays up this long after its last word when nothing follows at once. */
-const HOLD_SECONDS = 0.5;
-
 export function frameCount(speech: Speech, fps: number): number {
   return Math.max(1, Math.round((speech.samples.length / speech.sampleRate) * fps));
 }
@@ -144,21 +114,11 @@ export function layoutCaptions(options: LayoutOptions): Captions {
   const words = timedWords(options.text, options.speech);
   const toFrame = (seconds: number) => Math.min(frames, Math.max(0, Math.ceil(seconds * options.fps - 1e-6)));
   const wordFrames = words.map((word) => Math.min(frames - 1, toFrame(word.start)));
-  const groups = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth);
-  const piecesOf = new Map<number, number>();
-  for (const piece of groups.flat(2)) piecesOf.set(piece.word, (piecesOf.get(piece.word) ?? 0) + 1);
-  const shown = new Map<number, number>();
-  const cues = groups
-    .map((lines): Cue => {
+  const cues = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth)
+    .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
-      const last = lines.at(-1)?.at(-1)?.word ?? first;
-      // A word cut over two cues shares its spoken time between them, piece by piece.
-      const word = words[first] as CaptionWord;
-      const share = (shown.get(first) ?? 0) / (piecesOf.get(first) ?? 1);
-      const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(word.start + (word.end - word.start) * share)));
-      for (const piece of lines.flat()) shown.set(piece.word, (shown.get(piece.word) ?? 0) + 1);
-      const held = Math.max(startFrame + 1, toFrame((words[last]?.end ?? 0) + HOLD_SECONDS));
-      return { startFrame, endFrame: held, lines };
+      const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
+      return { startFrame, endFrame: Math.max(startFrame + 1, toFrame(end + HOLD_SECONDS)), lines };
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
@@ -187,50 +147,4 @@ export function keyFrames(captions: Pick<Captions, 'frames' | 'states'>): number
     if (state.endFrame < captions.frames) frames.add(state.endFrame);
   }
   return [...frames].sort((a, b) => a - b);
-}
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-
-/** Cuts a word too wide for a line into pieces that fit, between grapheme clusters. */
-function cutToFit(text: string, fits: (line: string) => boolean): string[] {
-  if (fits(text)) return [text];
-  const pieces: string[] = [];
-  let current = '';
-  for (const { segment } of graphemes.segment(text)) {
-    if (current && !fits(current + segment)) {
-      pieces.push(current);
-      current = '';
-    }
-    current += segment;
-  }
-  if (current) pieces.push(current);
-  return pieces;
-}
-
-/** Greedy line filling by measured width; a cue ends at a sentence, a long pause, or after two full lines. */
-function breakIntoCues(words: readonly CaptionWord[], fits: (line: string) => boolean): CaptionPiece[][][] {
-  const cues: CaptionPiece[][][] = [];
-  let lines: CaptionPiece[][] = [[]];
-  const lineText = (line: readonly CaptionPiece[]) => line.map((piece) => piece.text).join(' ');
-  const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
-  const newLine = () => {
-    if (lines.length < MAX_LINES) lines.push([]);
-    else newCue();
-  };
-  const newCue = () => {
-    if (currentLine().length > 0 || lines.length > 1) cues.push(lines);
-    lines = [[]];
-  };
-  words.forEach((word, index) => {
-    const previous = words[index - 1];
-    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS)) newCue();
-    else if (word.breakBefore && currentLine().length > 0) newLine();
-    for (const text of cutToFit(word.text, fits)) {
-      const line = currentLine();
-      if (line.length > 0 && !fits(lineText([...line, { text, word: index }]))) newLine();
-      currentLine().push({ text, word: index });
-    }
-  });
-  newCue();
-  return cues;
 }

@@ -1,8 +1,8 @@
-import { writeFile } from 'node:fs/promises';
 import { AppError } from '../errors.js';
+import type { Voice } from '../engines/voice.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
-import type { PendingFile, Storage, StoredFile } from '../storage/storage.js';
+import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import { rethrowAsAppError, type Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable } from './font.js';
 import { frameSize, layoutCaptions, type FrameSize } from './layout.js';
@@ -11,7 +11,8 @@ import { webVtt } from './webvtt.js';
 
 export interface VideoRequest {
   text: string;
-  voice: string;
+  /** Resolved once, by `check`, before the job is queued. */
+  voice: Voice;
   resolution: VideoResolution;
   aspectRatio: AspectRatio;
   /** Burn the captions into the picture (the WebVTT file is published either way). */
@@ -19,6 +20,8 @@ export interface VideoRequest {
   fps: number;
   frameRate: FrameRate;
   signal?: AbortSignal;
+  /** Told when the splicer failed and the video was rendered the plain way instead. */
+  onWarning?: (message: string, cause: unknown) => void;
 }
 
 export interface VideoResult {
@@ -35,57 +38,46 @@ export class VideoMaker {
     private readonly synthesizer: Synthesizer,
     private readonly ffmpeg: Ffmpeg,
     private readonly storage: Storage,
+    /** The splicer's start-up self-check: when it failed, videos are rendered the plain way from the start. */
+    private readonly splicer?: { works(): Promise<boolean> },
   ) {}
 
-  /** What the schema cannot check, before any work is queued: the voice, and that captions can be drawn. */
-  validate(request: Pick<VideoRequest, 'text' | 'voice' | 'subtitles'>): void {
-    this.synthesizer.validate(request);
+  /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
+  resolveVoice(request: { text: string; voice: string; subtitles: boolean }): Voice {
+    const voice = this.synthesizer.resolveVoice(request);
     if (request.subtitles) assertDrawable(request.text);
+    return voice;
   }
 
   async make(request: VideoRequest): Promise<VideoResult> {
-    this.validate(request);
-    const speech = await this.synthesizer.speak(request);
+    const speech = await this.synthesizer.speak(request, this.synthesizer.limits.videoSeconds);
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps });
-    const name = this.storage.newName();
-    const [video, vtt] = await Promise.all([this.storage.pending('video', name, 'mp4'), this.storage.pending('captions', name, 'vtt')]).catch(
-      storageFailed,
+    const published = await publishFiles(
+      this.storage,
+      { kind: 'video', extension: 'mp4' },
+      async (output) => {
+        await renderVideo(this.ffmpeg, {
+          speech,
+          size,
+          fps: request.fps,
+          frameRate: request.frameRate,
+          captions: request.subtitles ? captions : undefined,
+          output,
+          signal: request.signal,
+          splice: (await this.splicer?.works()) === false ? false : undefined,
+          onWarning: request.onWarning,
+        }).catch(rethrowAsAppError('MEDIA_FAILED'));
+        const info = await this.ffmpeg.probe(output, { signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
+        assertPlayable(info, size);
+        return info.duration;
+      },
+      [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
     );
-    try {
-      await writeFile(vtt.path, webVtt(captions)).catch(storageFailed);
-      await renderVideo(this.ffmpeg, {
-        speech,
-        size,
-        fps: request.fps,
-        frameRate: request.frameRate,
-        captions: request.subtitles ? captions : undefined,
-        output: video.path,
-        signal: request.signal,
-      }).catch(rethrowAsAppError('MEDIA_FAILED'));
-      const info = await this.ffmpeg.probe(video.path, { signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
-      assertPlayable(info, size);
-      return { ...(await this.publish(video, vtt)), duration: info.duration, size };
-    } catch (error) {
-      await Promise.all([video.discard(), vtt.discard()]);
-      throw error;
-    }
+    const [vtt] = published.companions;
+    if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
+    return { video: published.file, captions: vtt, duration: published.produced, size };
   }
-
-  /** Captions first, then the video; if the video cannot be published, the captions are taken back. */
-  private async publish(video: PendingFile, vtt: PendingFile): Promise<{ video: StoredFile; captions: StoredFile }> {
-    const captions = await vtt.commit().catch(storageFailed);
-    try {
-      return { video: await video.commit(), captions };
-    } catch (cause) {
-      await this.storage.delete(captions.key).catch(() => undefined);
-      throw new AppError('STORAGE_FAILED', { cause });
-    }
-  }
-}
-
-function storageFailed(cause: unknown): never {
-  throw new AppError('STORAGE_FAILED', { cause });
 }
 
 /** A last check of what we promise: H.264 at the asked size, AAC, both there. */

@@ -1,15 +1,15 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeSpeech } from '../speech/audio-encoding.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/pcm.js';
-import type { ProcessLimits } from '../media/process.js';
+import { ProcessError, type ProcessLimits } from '../media/process.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { FONTS_DIR } from './font.js';
-import { composeStream } from './h264.js';
-import { captionBand, frameCount, keyFrames, type CaptionBand, type Captions, type FrameSize } from './layout.js';
+import { H264Error, splicePicture, type PictureFilters, type Splice } from './h264/index.js';
+import { frameCount, keyFrames, type Captions, type FrameSize } from './layout.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -23,23 +23,54 @@ export interface RenderOptions extends ProcessLimits {
   captions?: Captions;
   /** The finished MP4 (H.264 yuv420p + AAC, moov first). */
   output: string;
+  /**
+   * The H.264 splicer (the real one unless a test puts a failing one in its place); `false` renders the plain way
+   * straight away, as when the start-up self-check found the splicer broken on this machine.
+   */
+  splice?: Splice | false;
+  /** Told when the splicer failed and the video was rendered the plain way instead. */
+  onWarning?: (message: string, cause: unknown) => void;
 }
 
-/** Every x264 encode uses these, so their slices can share one picture (see h264.ts): CAVLC, no B-frames, no deblocking, one fixed quantizer. */
-export const X264_OPTIONS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '20', '-bf', '0', '-x264-params', 'keyint=infinite:scenecut=0:no-deblock=1'];
 /** More than about 150 `eq` terms in one sum exhaust ffmpeg's expression evaluator; sums of sums are fine. */
 const EXPRESSION_GROUP = 20;
 
+/** The picture: the background colour scaled up from a tiny source, and the ASS captions. Both render paths draw it. */
+export const PICTURE: PictureFilters = {
+  source: (fps) => `color=c=0x${BACKGROUND_COLOUR}:s=16x16:r=${fps}`,
+  scale: (width, height) => `scale=${width}:${height}:flags=neighbor,setsar=1,format=yuv420p`,
+  select: (frames) => `select='${sumOf(frames.map((frame) => `eq(n,${frame})`))}'`,
+  captions: (file) => `ass=filename=${filterValue(file)}:fontsdir=${filterValue(FONTS_DIR)}:shaping=complex`,
+};
+
+/** The plain way's x264: none of the splicer's constraints; no B-frames, since `setts` times the pictures in decode order. */
+const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0'];
+
+interface PictureJob extends RenderOptions {
+  workDir: string;
+  totalFrames: number;
+}
+
+/** A raw H.264 picture track and the frame each of its pictures stands at. */
+interface EncodedPicture {
+  file: string;
+  frames: number[];
+  spliced: boolean;
+}
+
 /**
  * Speech + captions → MP4 in three ffmpeg runs: the AAC soundtrack and the picture encodes side by side on
- * both cores, then a stream-copy mux. The picture run encodes the background once and the caption band only
- * where the captions change (a tiny colour source, `select`, nearest-neighbour upscale, `ass`); h264.ts then
- * puts the full pictures together from those slices and skip slices, so no duplicate frame is ever encoded.
+ * both cores, then a stream-copy mux (and an ffprobe of its result). The picture run encodes the background once
+ * and the caption band only where the captions change; the splicer (h264/) then puts the full pictures together
+ * from those slices and skip slices, so no duplicate frame is ever encoded. Should the splicer fail (it refuses the
+ * parts, or what it made fails the check after the mux), the same picture is rendered the plain way and a warning
+ * is given: a splicer failure never fails the video. Cancellation and timeouts are not splicer failures.
  */
 export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<void> {
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-video-'));
   const controller = new AbortController();
-  const stop = () => controller.abort();
+  // The caller's reason (client gone, deadline, shutdown) travels on to the processes it stops.
+  const stop = () => controller.abort(options.signal?.reason);
   if (options.signal?.aborted) stop();
   options.signal?.addEventListener('abort', stop, { once: true });
   const limits: ProcessLimits = { signal: controller.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
@@ -48,108 +79,92 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     stop();
     throw error;
   };
+  const job: PictureJob = { ...options, ...limits, workDir, totalFrames: options.captions?.frames ?? frameCount(options.speech, options.fps) };
+  const plainInstead = (error: unknown): Promise<EncodedPicture> => {
+    if (controller.signal.aborted || (error instanceof ProcessError && error.timedOut)) throw error;
+    options.onWarning?.('The H.264 splicer failed; this video is rendered the plain way', error);
+    return encodePlainPicture(ffmpeg, job);
+  };
   try {
     const audio = path.join(workDir, 'audio.m4a');
-    const totalFrames = options.captions?.frames ?? frameCount(options.speech, options.fps);
-    const [, parts] = await Promise.all([
+    const [, picture] = await Promise.all([
       encodeSpeech(ffmpeg, options.speech, { encoding: 'aac', speed: 1, output: audio, ...limits }).catch(cancelOthersOnFailure),
-      encodePictureParts(ffmpeg, { ...options, ...limits, workDir }).catch(cancelOthersOnFailure),
+      (options.splice === false ? encodePlainPicture(ffmpeg, job) : encodeSplicedPicture(ffmpeg, job).catch(plainInstead)).catch(cancelOthersOnFailure),
     ]);
-    const { stream, frames } = composeStream({ ...parts, totalFrames, rate: options.frameRate });
-    const video = path.join(workDir, 'video.h264');
-    await writeFile(video, stream);
-    await ffmpeg.run({
-      inputs: [
-        // A file, not stdin: ffmpeg 5.1 stalls on a piped input whose thread queue fills up.
-        { source: video, options: ['-f', 'h264', '-r', String(options.fps)] },
-        { source: audio },
-      ],
-      output: options.output,
-      outputOptions: [
-        '-map',
-        '0:v:0',
-        '-map',
-        '1:a:0',
-        '-c',
-        'copy',
-        ...(options.frameRate === 'variable' ? variableTimestamps(frames, totalFrames, options.fps) : []),
-        '-movflags',
-        '+faststart',
-        '-f',
-        'mp4',
-      ],
-      ...limits,
-    });
+    if (picture.spliced) await muxSpliced(ffmpeg, job, picture, audio).catch(async (error: unknown) => mux(ffmpeg, job, await plainInstead(error), audio));
+    else await mux(ffmpeg, job, picture, audio);
   } finally {
     options.signal?.removeEventListener('abort', stop);
     await rm(workDir, { recursive: true, force: true });
   }
 }
 
-interface PictureJob extends RenderOptions {
-  workDir: string;
+async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
+  const { stream, frames } = await splicePicture(ffmpeg, { ...job, picture: PICTURE, splice: job.splice || undefined });
+  const file = path.join(job.workDir, 'video.h264');
+  await writeFile(file, stream);
+  return { file, frames, spliced: true };
 }
 
-interface PictureParts {
-  background: Buffer;
-  band?: { stream: Buffer; row: number; frames: number[]; above?: Buffer; below?: Buffer };
-}
-
-/** One ffmpeg run, one encode per part: the background frame, and with captions the band and the rows around it. */
-async function encodePictureParts(ffmpeg: Ffmpeg, job: PictureJob): Promise<PictureParts> {
-  const { width, height } = job.size;
-  const still = (name: string, rows: number) => ({ name, chain: `trim=end_frame=1,${upscale(width, rows)}`, frames: 1 });
-  const encodes = [still('background', height)];
-  let band: { area: CaptionBand; frames: number[] } | undefined;
+/** The same picture without the splicer: one x264 run over the whole frame, the ASS captions drawn on all of it. */
+async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
+  const frames =
+    job.frameRate === 'variable' ? keyFrames(job.captions ?? { frames: job.totalFrames, states: [] }) : Array.from({ length: job.totalFrames }, (_, frame) => frame);
+  const chain = [`trim=end_frame=${job.totalFrames}`, ...(job.frameRate === 'variable' ? [PICTURE.select(frames)] : []), PICTURE.scale(job.size.width, job.size.height)];
   if (job.captions) {
-    const area = captionBand(job.captions.box);
-    const frames = keyFrames(job.captions);
-    const script = path.join(job.workDir, 'captions.ass');
-    await writeFile(script, assScript(job.captions, area));
-    band = { area, frames };
-    encodes.push({
-      name: 'band',
-      chain: [
-        `trim=end_frame=${job.captions.frames}`,
-        `select='${sumOf(frames.map((frame) => `eq(n,${frame})`))}'`,
-        upscale(width, area.height),
-        `ass=filename=${filterValue(script)}:fontsdir=${filterValue(FONTS_DIR)}:shaping=complex`,
-      ].join(','),
-      frames: frames.length,
-    });
-    if (area.top > 0) encodes.push(still('above', area.top));
-    if (area.top + area.height < height) encodes.push(still('below', height - area.top - area.height));
+    const script = path.join(job.workDir, 'captions-plain.ass');
+    await writeFile(script, assScript(job.captions));
+    chain.push(PICTURE.captions(script));
   }
-  const outputs = encodes.map((encode) => ({
-    output: path.join(job.workDir, `${encode.name}.h264`),
-    // passthrough: keep the selected frames' own times, add no duplicates for the gaps.
-    outputOptions: ['-map', `[${encode.name}]`, '-frames:v', String(encode.frames), ...X264_OPTIONS, '-fps_mode', 'passthrough', '-f', 'h264'],
-  }));
-  const [first, ...more] = outputs;
-  if (!first) throw new Error('No picture to encode');
+  const file = path.join(job.workDir, 'plain.h264');
   await ffmpeg.run({
-    inputs: [{ source: `color=c=0x${BACKGROUND_COLOUR}:s=16x16:r=${job.fps}`, options: ['-f', 'lavfi'] }],
-    complexFilter: [
-      `[0:v]split=${encodes.length}${encodes.map((encode) => `[${encode.name}-in]`).join('')}`,
-      ...encodes.map((encode) => `[${encode.name}-in]${encode.chain}[${encode.name}]`),
-    ].join(';'),
-    ...first,
-    moreOutputs: more,
+    inputs: [{ source: PICTURE.source(job.fps), options: ['-f', 'lavfi'] }],
+    complexFilter: `[0:v]${chain.join(',')}[picture]`,
+    output: file,
+    outputOptions: ['-map', '[picture]', '-frames:v', String(frames.length), ...PLAIN_X264, '-fps_mode', 'passthrough', '-f', 'h264'],
     signal: job.signal,
     timeoutMs: job.timeoutMs,
     killGraceMs: job.killGraceMs,
   });
-  const read = (name: string) => readFile(path.join(job.workDir, `${name}.h264`));
-  if (!band) return { background: await read('background') };
-  const [background, stream, above, below] = await Promise.all(
-    ['background', 'band', 'above', 'below'].map((name) => (encodes.some((encode) => encode.name === name) ? read(name) : undefined)),
-  );
-  if (!background || !stream) throw new Error('An encode is missing');
-  return { background, band: { stream, row: band.area.top / 16, frames: band.frames, above, below } };
+  return { file, frames, spliced: false };
 }
 
-function upscale(width: number, height: number): string {
-  return `scale=${width}:${height}:flags=neighbor,setsar=1,format=yuv420p`;
+/** Muxes a spliced picture and checks what came out: H.264 at the size, as long as the narration in whole frames. */
+async function muxSpliced(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string): Promise<void> {
+  await mux(ffmpeg, job, picture, audio);
+  const info = await ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
+  const video = info.streams.find((stream) => stream.codecType === 'video');
+  const seconds = job.totalFrames / job.fps;
+  if (video?.codecName !== 'h264' || video.width !== job.size.width || video.height !== job.size.height || !(Math.abs((video.duration ?? 0) - seconds) < 0.5 / job.fps)) {
+    throw new H264Error(`The spliced video came out as ${video?.codecName ?? 'nothing'} ${video?.width}×${video?.height}, ${video?.duration} s; expected ${seconds} s`);
+  }
+}
+
+async function mux(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string): Promise<void> {
+  await ffmpeg.run({
+    inputs: [
+      // A file, not stdin: ffmpeg 5.1 stalls on a piped input whose thread queue fills up.
+      { source: picture.file, options: ['-f', 'h264', '-r', String(job.fps)] },
+      { source: audio },
+    ],
+    output: job.output,
+    outputOptions: [
+      '-map',
+      '0:v:0',
+      '-map',
+      '1:a:0',
+      '-c',
+      'copy',
+      ...(job.frameRate === 'variable' ? variableTimestamps(picture.frames, job.totalFrames, job.fps) : []),
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+    ],
+    signal: job.signal,
+    timeoutMs: job.timeoutMs,
+    killGraceMs: job.killGraceMs,
+  });
 }
 
 /** Sets each picture's time and duration, in frames, for a variable-rate MP4 (the raw stream carries none). */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { cancelReason } from '../../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,7 +20,7 @@ async function clientSignalPlugin(app: FastifyInstance): Promise<void> {
     const controller = new AbortController();
     request.clientSignal = controller.signal;
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+      if (!reply.raw.writableFinished) controller.abort(cancelReason('CLIENT_CLOSED'));
     });
   });
 }

@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EngineName } from '../../engines/types.js';
+import type { ErrorCode } from '../../errors.js';
 import type { JobObserver, Operation } from '../../jobs/job-runner.js';
 import type { Limiter } from '../../jobs/limiter.js';
-import { toAppError } from './error-handler.js';
+import type { SpeechObserver } from '../../speech/synthesizer.js';
 
-/** Prometheus metrics; one registry per app so that several apps in one process (tests) do not collide. */
-export class Metrics implements JobObserver {
+/**
+ * Prometheus metrics; one registry per app so that several apps in one process (tests) do not collide. Every label
+ * value comes from what the server resolved (a route pattern, an engine, an error code), never from a raw request field.
+ */
+export class Metrics implements JobObserver, SpeechObserver {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'voxreel_http_requests_total',
@@ -34,6 +39,12 @@ export class Metrics implements JobObserver {
     labelNames: ['engine'] as const,
     registers: [this.registry],
   });
+  readonly streamsCut = new Counter({
+    name: 'voxreel_streams_cut_total',
+    help: 'Streamed responses that failed after their first byte (the client sees a cut-off body), by error code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
 
   constructor(limiter: Limiter) {
     collectDefaultMetrics({ register: this.registry, prefix: 'voxreel_' });
@@ -58,6 +69,14 @@ export class Metrics implements JobObserver {
   jobFinished(operation: Operation, seconds: number, outcome: string): void {
     this.jobDuration.observe({ operation, outcome }, seconds);
   }
+
+  engineFailed(engine: EngineName): void {
+    this.engineFailures.inc({ engine });
+  }
+
+  streamCut(code: ErrorCode): void {
+    this.streamsCut.inc({ code });
+  }
 }
 
 async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics }): Promise<void> {
@@ -66,11 +85,6 @@ async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics }
     const route = request.routeOptions.url ?? 'unknown';
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-  });
-  app.addHook('onError', async (request, _reply, error) => {
-    if (toAppError(error).code !== 'ENGINE_FAILED') return;
-    const voice = (request.body as { voice?: unknown } | undefined)?.voice;
-    metrics.engineFailures.inc({ engine: typeof voice === 'string' ? (voice.split(':')[0] ?? 'unknown') : 'unknown' });
   });
   app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

@@ -2,9 +2,9 @@ import { Transform, type Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
-import { isAppError } from '../../errors.js';
+import { jobClient } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
-import { errorResponder, notFoundError } from '../plugins/error-handler.js';
+import { errorResponder, notFoundError, toAppError } from '../plugins/error-handler.js';
 import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../schemas.js';
 
 /** OpenAI's rate for every format (its raw `pcm` is defined as 24 kHz). */
@@ -60,13 +60,13 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { input, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
       const voiceId = resolveVoice(app.engines, typeof voice === 'string' ? voice : voice.id);
-      app.synthesizer.validate({ text: input, voice: voiceId });
+      const resolved = app.synthesizer.resolveVoice({ text: input, voice: voiceId });
       const encoding = ENCODINGS[response_format];
       const sse = stream_format === 'sse';
       const { body, begun } = responseBody(sse, input.length);
       const job = app.jobs
-        .run('speech', request.clientSignal, (signal) =>
-          app.synthesizer.streamAudio({ text: input, voice: voiceId, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
+        .run('speech', jobClient(request, input.length), (signal) =>
+          app.synthesizer.streamAudio({ text: input, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
         )
         .then(
           () => undefined,
@@ -84,8 +84,9 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
           request.log.info(facts, 'speech streamed');
           return;
         }
-        const closed = isAppError(failure) && failure.code === 'CLIENT_CLOSED';
-        request.log[closed ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
+        const code = toAppError(failure).code;
+        if (code !== 'CLIENT_CLOSED') app.metrics.streamCut(code);
+        request.log[code === 'CLIENT_CLOSED' ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
         body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
       });
       reply.header('cache-control', 'no-store');

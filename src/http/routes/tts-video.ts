@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { jobClient } from '../job-client.js';
 import { videoCost } from '../pricing.js';
 import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
 import { VideoMaker } from '../../video/maker.js';
 
 const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage);
+  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage, app.splicer);
   app.post(
     '/tts-video',
     {
@@ -18,8 +19,10 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request.body;
       const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate };
-      maker.validate(job);
-      const result = await app.jobs.run('tts-video', request.clientSignal, (signal) => maker.make({ ...job, signal }));
+      const resolved = maker.resolveVoice(job);
+      const result = await app.jobs.run('tts-video', jobClient(request, text.length), (signal) =>
+        maker.make({ ...job, voice: resolved, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
+      );
       request.log.info({ ...job, text: undefined, characters: text.length, file: result.video.key }, 'video stored');
       return {
         status: 'success' as const,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { jobClient } from '../job-client.js';
 import { ttsCost } from '../pricing.js';
 import { ErrorBody, TtsRequest, TtsResponse } from '../schemas.js';
 
@@ -15,9 +16,9 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { text, voice, format = 'mp3', speed = 1, timestamps = false } = request.body;
-      app.synthesizer.validate({ text, voice });
-      const result = await app.jobs.run('tts', request.clientSignal, (signal) =>
-        app.synthesizer.renderAudio({ text, voice, encoding: format, speed, timestamps, signal }),
+      const resolved = app.synthesizer.resolveVoice({ text, voice });
+      const result = await app.jobs.run('tts', jobClient(request, text.length), (signal) =>
+        app.synthesizer.renderAudio({ text, voice: resolved, encoding: format, speed, timestamps, signal }),
       );
       request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');
       return {

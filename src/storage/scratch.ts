@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+/** A folder of scratch space for one piece of work; `remove` deletes it and everything in it. */
+export interface ScratchFolder {
+  readonly path: string;
+  remove(): Promise<void>;
+}
+
+/**
+ * All of the service's scratch space (video parts, audio that cannot be streamed, engines' temporary files) lives
+ * under one root, in a folder of this process's own named `<pid>-<token>`. At start-up the folders of processes
+ * that no longer run are removed, so a killed server leaves nothing behind for long, while other instances
+ * sharing the root keep theirs.
+ */
+export class ScratchSpace {
+  private constructor(readonly dir: string) {}
+
+  static async open(root: string): Promise<ScratchSpace> {
+    await mkdir(root, { recursive: true });
+    await removeAbandoned(root);
+    const dir = path.join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
+    await mkdir(dir, { recursive: true });
+    return new ScratchSpace(dir);
+  }
+
+  async folder(prefix: string): Promise<ScratchFolder> {
+    const folder = await mkdtemp(path.join(this.dir, `${prefix}-`));
+    return { path: folder, remove: () => rm(folder, { recursive: true, force: true }) };
+  }
+
+  /** A folder for a kind of helper process to use as its TMPDIR. */
+  async shared(name: string): Promise<string> {
+    const folder = path.join(this.dir, name);
+    await mkdir(folder, { recursive: true });
+    return folder;
+  }
+
+  async close(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function removeAbandoned(root: string): Promise<void> {
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    const pid = Number(/^(\d+)-[0-9a-f]+$/.exec(name)?.[1]);
+    // Our own pid can only be an earlier process's (a container restarted with the same pid).
+    if (!Number.isInteger(pid) || (pid !== process.pid && isRunning(pid))) continue;
+    await rm(path.join(root, name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

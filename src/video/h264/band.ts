@@ -1,0 +1,28 @@
+import { MAX_LINES } from '../../speech/captions.js';
+import type { CaptionBox } from '../layout.js';
+
+/** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
+export interface CaptionBand {
+  top: number;
+  /** A multiple of 16, unless the band reaches the bottom of the frame. */
+  height: number;
+}
+
+/** A macroblock is 16 × 16 luma samples (6.3): the band's slices must cover whole macroblock rows of the picture. */
+const MB = 16;
+
+/**
+ * The only rows encoded more than once (see compose.ts). libass makes a line as tall as the font size; above the two
+ * lines we leave a further line for outlines and stacked accents, below room for the outline.
+ */
+export function captionBand(box: CaptionBox): CaptionBand {
+  const textBottom = box.height - box.marginBottom;
+  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - Math.max(24, box.fontSize + 2 * box.outline)) / MB) * MB);
+  // x264's motion search reaches about 20 px past the band. Outside its own picture a motion vector reads the edge
+  // rows repeated (8.4.2.2), inside the full picture the real rows: that far, the band must be plain background.
+  let bottom = Math.ceil((textBottom + Math.max(24, box.fontSize / 4 + 2 * box.outline)) / MB) * MB;
+  // Past the bottom, or less than a macroblock row above it: the band takes the rest of the frame, down to the
+  // picture's last macroblock row (cropped, 7.4.2.1.1, when the height is no multiple of 16).
+  if (bottom + MB > box.height) bottom = box.height;
+  return { top, height: bottom - top };
+}
