@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
@@ -25,10 +26,24 @@ export const EnvSchema = Type.Object({
   TTS_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   VIDEO_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 128 * 1024 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'Time to receive a whole request, headers and body.' }),
+  HEADERS_TIMEOUT_MS: Type.Optional(
+    Type.Integer({ minimum: 100, description: "Time to receive a request's headers; default 10000, at most REQUEST_TIMEOUT_MS." }),
+  ),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5_000, description: 'An idle keep-alive connection is closed after this long.' }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, default: 0, description: 'Open connections one address may hold; 0 turns the cap off.' }),
+  TRUST_PROXY: Type.Optional(
+    Type.String({ minLength: 1, description: 'true, false, a hop count, or comma-separated proxy addresses or CIDRs (Fastify trustProxy).' }),
+  ),
   API_KEYS: Type.Optional(Type.String({ description: 'Comma-separated API keys.' })),
   API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A file with one API key per line.' })),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 0, default: 60, description: 'Requests per window per key (or per address when open); 0 turns it off.' }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  AUTH_FAILURE_LIMIT: Type.Integer({
+    minimum: 0,
+    default: 20,
+    description: 'Refused API keys per RATE_LIMIT_WINDOW_MS after which an address is refused; 0 turns it off.',
+  }),
   CORS_ORIGINS: Type.Optional(Type.String({ description: 'Comma-separated allowed origins, or *.' })),
   RETENTION_HOURS: Type.Number({ minimum: 0, default: 24, description: 'Generated files older than this are deleted; 0 keeps them.' }),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
@@ -41,6 +56,11 @@ export const EnvSchema = Type.Object({
     minimum: 0,
     default: 200_000,
     description: 'Characters one client may submit per RATE_LIMIT_WINDOW_MS; 0 turns the cap off.',
+  }),
+  MIN_FREE_DISK_MB: Type.Number({
+    minimum: 0,
+    default: 256,
+    description: 'Below this much free space where files or scratch files are written, /readyz reports not ready.',
   }),
   MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest audio one request may make (the file, after speed).' }),
   MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 300, description: 'Longest video one request may make.' }),
@@ -74,12 +94,18 @@ export interface Config {
   bodyLimitBytes: number;
   /** Empty: the service is open to anyone who can reach it. */
   apiKeys: string[];
-  rateLimit: { max: number; windowMs: number };
+  /** `authFailures`: refused API keys per window and address before the address is refused (0: no limit). */
+  rateLimit: { max: number; windowMs: number; authFailures: number };
+  /** How long receiving a request may take, how long an idle connection stays, and how many one address may hold (0: no cap). */
+  connections: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxPerAddress: number };
+  /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client's address. */
+  trustProxy: TrustProxy;
   corsOrigins: string[];
   retentionMs: number;
   shutdownGraceMs: number;
   /** Per-client shares of the job queue. */
   clientQuota: { maxJobs: number; characters: number };
+  minFreeDiskBytes: number;
   /** Longest output of one request, in seconds. */
   maxOutput: { audioSeconds: number; videoSeconds: number };
   /** Absolute path of the scratch-space root. */
@@ -88,8 +114,12 @@ export interface Config {
   paths: { ffmpeg?: string; ffprobe?: string; festival?: string };
 }
 
+export type TrustProxy = boolean | number | string[];
+
 /** The URL path under which the service serves OUTPUT_DIR; the default CDN_URL points here. */
 export const FILES_PREFIX = '/files';
+/** The URL path of the OpenAI-compatible API (OpenAI's own prefix). */
+export const OPENAI_PREFIX = '/v1';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -129,15 +159,62 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     videoTimeoutMs: parsed.VIDEO_TIMEOUT_MS,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     apiKeys: [...splitList(parsed.API_KEYS, ','), ...readKeysFile(parsed.API_KEYS_FILE)],
-    rateLimit: { max: parsed.RATE_LIMIT_MAX, windowMs: parsed.RATE_LIMIT_WINDOW_MS },
+    rateLimit: { max: parsed.RATE_LIMIT_MAX, windowMs: parsed.RATE_LIMIT_WINDOW_MS, authFailures: parsed.AUTH_FAILURE_LIMIT },
+    connections: {
+      requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: headersTimeout(parsed.HEADERS_TIMEOUT_MS, parsed.REQUEST_TIMEOUT_MS),
+      keepAliveTimeoutMs: parsed.KEEP_ALIVE_TIMEOUT_MS,
+      maxPerAddress: parsed.MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
     corsOrigins: splitList(parsed.CORS_ORIGINS, ','),
     retentionMs: parsed.RETENTION_HOURS * 3_600_000,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
     clientQuota: { maxJobs: parsed.CLIENT_MAX_JOBS, characters: parsed.CLIENT_CHARACTERS_PER_WINDOW },
+    minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
     maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
     scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
   };
+}
+
+function invalidVariable(name: string, value: string | undefined, reason: string): ConfigError {
+  return new ConfigError(`Invalid environment variable ${name}=${JSON.stringify(value)}: ${reason}`);
+}
+
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+
+/** Node refuses a headers timeout longer than the request timeout. */
+function headersTimeout(value: number | undefined, requestTimeoutMs: number): number {
+  if (value === undefined) return Math.min(DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs);
+  if (value > requestTimeoutMs) {
+    throw invalidVariable('HEADERS_TIMEOUT_MS', String(value), `must be at most REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return value;
+}
+
+/** Names proxy-addr (Fastify's trustProxy) knows besides addresses. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function parseTrustProxy(value: string | undefined): TrustProxy {
+  const text = value?.trim().toLowerCase() ?? 'false';
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^\d+$/.test(text)) return Number(text);
+  const entries = splitList(text, ',');
+  const bad = entries.find((entry) => !PROXY_RANGES.has(entry) && !isAddressOrCidr(entry));
+  if (bad !== undefined || entries.length === 0) {
+    const reason = 'expected true, false, a hop count, or comma-separated addresses or CIDRs';
+    throw invalidVariable('TRUST_PROXY', value, bad === undefined ? reason : `${reason} (not ${JSON.stringify(bad)})`);
+  }
+  return entries;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', bits, ...extra] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) ? Number(bits) <= (version === 4 ? 32 : 128) : isIP(bits) === 4 && version === 4;
 }
 
 function splitList(value: string | undefined, separator: string | RegExp): string[] {

@@ -2,8 +2,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/http/schemas.js';
-import { buildTestApp, useTestApp } from './helpers.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { FailedKeys } from '../src/http/plugins/access.js';
+import type { ErrorBody, OpenAiErrorBody } from '../src/http/schemas.js';
+import { buildTestApp, useTestApp, type TestApp } from './helpers.js';
 import { useTempDir } from './temp-dir.js';
 
 const keysFile = path.join(useTempDir('voxreel-keys-'), 'keys');
@@ -86,5 +88,90 @@ describe('an open service', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('refused API keys', () => {
+  /** An app sharing the keyed app's engines, with a low limit on refused keys. */
+  async function limitedApp(env: Record<string, string>): Promise<TestApp> {
+    return buildTestApp({ API_KEYS: 'good-key', AUTH_FAILURE_LIMIT: '3', ...env }, { engines: keyed.app.engines });
+  }
+  const voices = (app: TestApp, key: string, forwardedFor?: string) =>
+    app.app.inject({
+      method: 'GET',
+      url: '/voices?language=fr',
+      headers: { ...auth(key), ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) },
+    });
+
+  it('refuse an address after AUTH_FAILURE_LIMIT of them in a window, before its key is even compared', async () => {
+    const app = await limitedApp({ TRUST_PROXY: '127.0.0.1' });
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await voices(app, `guess-${i}`, '203.0.113.7')).statusCode).toBe(401);
+      const limited = await voices(app, 'good-key', '203.0.113.7');
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json<ErrorBody>().error.code).toBe('RATE_LIMITED');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      const openAi = await app.app.inject({ method: 'GET', url: '/v1/models', headers: { ...auth('good-key'), 'x-forwarded-for': '203.0.113.7' } });
+      expect(openAi.statusCode).toBe(429);
+      expect(openAi.json<OpenAiErrorBody>().error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+      // Another client behind the same trusted proxy keeps its access; public routes stay public.
+      expect((await voices(app, 'good-key', '203.0.113.8')).statusCode).toBe(200);
+      expect((await app.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-forwarded-for': '203.0.113.7' } })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('count per connecting address unless TRUST_PROXY says to believe X-Forwarded-For', async () => {
+    const app = await limitedApp({});
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await voices(app, 'wrong', `198.51.100.${i}`)).statusCode).toBe(401);
+      expect((await voices(app, 'good-key', '198.51.100.99')).statusCode).toBe(429);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('with a hop count, take the address the nearest proxy saw', async () => {
+    const app = await limitedApp({ TRUST_PROXY: '1' });
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await voices(app, 'wrong', `10.9.9.${i}, 192.0.2.1`)).statusCode).toBe(401);
+      expect((await voices(app, 'good-key', '192.0.2.1')).statusCode).toBe(429);
+      expect((await voices(app, 'good-key', '192.0.2.2')).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('forget an address once its window has ended', () => {
+    let now = 0;
+    const failed = new FailedKeys(2, 60_000, () => now);
+    failed.refused('a');
+    failed.refused('a');
+    expect(failed.retryAfter('a')).toBe(60);
+    expect(failed.retryAfter('b')).toBeUndefined();
+    now = 30_500;
+    expect(failed.retryAfter('a')).toBe(30);
+    now = 60_000;
+    expect(failed.retryAfter('a')).toBeUndefined();
+    failed.refused('a');
+    expect(failed.retryAfter('a')).toBeUndefined();
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  it.each([
+    [undefined, false],
+    ['false', false],
+    ['true', true],
+    ['2', 2],
+    ['10.0.0.0/8, 127.0.0.1, ::1, fd00::/8, loopback', ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', 'loopback']],
+  ])('%s → %j', (value, expected) => {
+    expect(loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['proxy.example', '10.0.0.0/33', '300.1.1.1', '10.0.0.1/8/8', 'yes'])('stops on TRUST_PROXY=%s', (value) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/\bTRUST_PROXY=/);
   });
 });

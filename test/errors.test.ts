@@ -42,6 +42,8 @@ const cases: Case[] = [
   { name: 'unknown method on a route', method: 'DELETE', url: '/tts', status: 404, code: 'NOT_FOUND' },
   { name: 'missing file', method: 'GET', url: '/files/audio/nothing.mp3', status: 404, code: 'NOT_FOUND' },
   { name: 'temporary files are not served', method: 'GET', url: '/files/.tmp/x.mp3', status: 404, code: 'NOT_FOUND' },
+  { name: 'malformed URL', method: 'GET', url: '/files/audio/%c0%ae', status: 400, code: 'BAD_REQUEST' },
+  { name: 'malformed URL on a route', method: 'POST', url: '/tts%zz', status: 400, code: 'BAD_REQUEST' },
 ];
 
 describe('errors share one documented body', () => {
@@ -65,8 +67,22 @@ describe('errors share one documented body', () => {
     });
   }
 
-  it('keeps a caller-supplied request id', async () => {
-    const response = await t.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'abc-123' } });
-    expect(response.json<ErrorBody>().error.requestId).toBe('abc-123');
+  it.each(['abc-123', 'trace:7f3a.b_c', 'x'.repeat(128)])('keeps a caller-supplied request id (%s)', async (id) => {
+    const response = await t.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': id } });
+    expect(response.json<ErrorBody>().error.requestId).toBe(id);
+    expect(response.headers['x-request-id']).toBe(id);
+  });
+
+  it.each([
+    ['too long', 'x'.repeat(129)],
+    ['16 KB', 'a'.repeat(16_000)],
+    ['with spaces', 'abc 123'],
+    ['with markup', '<script>alert(1)</script>'],
+    ['with a quote', 'abc"def'],
+  ])('replaces a request id %s with a fresh one', async (_name, id) => {
+    const response = await t.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': id } });
+    const { requestId } = response.json<ErrorBody>().error;
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(response.headers['x-request-id']).toBe(requestId);
   });
 });

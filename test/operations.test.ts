@@ -8,7 +8,19 @@ describe('operations routes', () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, ffmpeg: true, outputWritable: true } });
+    expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: true } });
+  });
+
+  it('/readyz answers 503 when free disk space falls below MIN_FREE_DISK_MB', async () => {
+    // More than any disk here has free: the floor is what is tested, not this machine's disk.
+    const full = await buildTestApp({ MIN_FREE_DISK_MB: String(1024 * 1024 * 1024) }, { engines: t.app.engines });
+    try {
+      const ready = await full.app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ status: 'unavailable', checks: { diskSpace: false, outputWritable: true } });
+    } finally {
+      await full.close();
+    }
   });
 
   it('/readyz answers 503 when ffmpeg cannot be found', async () => {

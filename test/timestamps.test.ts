@@ -48,6 +48,16 @@ describe('POST /tts timestamps', () => {
     });
   }
 
+  it('keeps the last word within 0.1 s of the end when slowed down (every engine, every format)', async () => {
+    const voices = ['espeak-ng:en-us', 'flite:slt', ...(t.app.engines.findVoice('festival:slt-hts') ? ['festival:slt-hts'] : [])];
+    for (const voice of voices) {
+      for (const format of ['mp3', 'wav', 'ogg'] as const) {
+        const result = await tts({ text: TEXT, voice, format, speed: 0.5, timestamps: true });
+        expectWellFormed(TEXT, result.words ?? [], result.duration);
+      }
+    }
+  });
+
   it('gives times in the produced file: speed 2 halves them', async () => {
     const [normal, fast] = await Promise.all([1, 2].map((speed) => tts({ text: TEXT, voice: 'espeak-ng:en-us', format: 'wav', speed, timestamps: true })));
     expectWellFormed(TEXT, fast!.words ?? [], fast!.duration);
@@ -175,5 +185,14 @@ describe('audio captions', () => {
     const cues = audioCues([word('a<b', 0, true), word('&c', 0.5), word('d>', 1)]);
     expect(webVttFile(cues)).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:01.800\na&lt;b <00:00:00.500>&amp;c <00:00:01.000>d&gt;\n\n');
     expect(srtFile(cues)).toBe('1\n00:00:00,000 --> 00:00:01,800\na<b &c d>\n');
+  });
+
+  it('keeps a caption line shaped like an SRT timing line from being read as one', () => {
+    const cues = audioCues([word('00:00:01,000', 0, true), word('-->', 0.4), word('00:00:02,000', 0.6), word('Next.', 3, true)]);
+    const blocks = srtFile(cues).trim().split('\n\n');
+    expect(blocks).toHaveLength(2);
+    // An SRT reader takes each block's first line with an arrow as its timing: there must be only one per block.
+    for (const block of blocks) expect(block.split('\n').filter((line) => line.includes('-->'))).toHaveLength(1);
+    expect(blocks[0]?.split('\n')[2]).toBe('00:00:01,000 \u2011\u2011> 00:00:02,000');
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../media/process.js';
+import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { decodeWav, type PcmAudio } from './wav.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
@@ -102,7 +102,8 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
   }
 
   static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
-    const child = spawn(options.festivalPath, ['--pipe'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const tied = tiedToParent(options.festivalPath, ['--pipe']);
+    const child = spawn(tied.command, tied.args, { stdio: ['pipe', 'ignore', 'pipe'] });
     const worker = new FestivalWorker(child, options);
     const ready = awaitReady({
       child,

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { basename, extname } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../media/process.js';
@@ -54,14 +55,17 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     this.exitListeners = new ExitListeners(this.exited);
   }
 
-  static start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
+  static async start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
+    // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
+    const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
     const child = fork(options.module, [], {
       execArgv: ['--import', TSX_LOADER, ...(options.execArgv ?? [])],
       serialization: 'advanced',
-      ...(options.tempDir ? { env: { ...process.env, TMPDIR: options.tempDir } } : {}),
+      ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const worker = new HostWorker<Job, Result>(child, options);
+    if (tempDir) void worker.exited.then(() => rm(tempDir, { recursive: true, force: true }));
     return awaitReady({
       child,
       exited: worker.exited,

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { FILES_PREFIX, type Config } from '../config.js';
+import { OPENAI_PREFIX, type Config } from '../config.js';
 import { createEngines, type EngineRegistry } from '../engines/index.js';
 import { Ffmpeg } from '../media/ffmpeg.js';
 import { Limiter } from '../jobs/limiter.js';
@@ -15,6 +13,8 @@ import { ClientQuota } from '../jobs/quota.js';
 import access from './plugins/access.js';
 import clientSignal from './plugins/client-signal.js';
 import errorHandler from './plugins/error-handler.js';
+import fileServing from './plugins/file-serving.js';
+import httpEdge, { serverOptions } from './plugins/http-edge.js';
 import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import healthRoutes from './routes/health.js';
 import openAiRoutes from './routes/openai-speech.js';
@@ -22,6 +22,7 @@ import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
 import { LocalStorage } from '../storage/local.js';
+import { tiedLauncher } from '../media/process.js';
 import { ScratchSpace } from '../storage/scratch.js';
 import type { Storage } from '../storage/storage.js';
 import { Synthesizer } from '../speech/synthesizer.js';
@@ -61,23 +62,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimitBytes,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    ...serverOptions(config),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON bodies only: Fastify also parses text/plain by default.
   app.removeContentTypeParser('text/plain');
-  // Once closing, in-flight responses end their keep-alive connection, or the server would wait on it.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    if (closing) reply.header('connection', 'close');
-  });
+  await app.register(httpEdge, { config });
 
   const localStorage = deps.storage ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
   await localStorage?.init();
@@ -87,7 +79,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const engines =
     deps.engines ??
     (await createEngines({ poolSize: config.concurrency, tempDir: await scratch.shared('engines'), festivalPath: config.paths.festival }));
-  const ffmpeg = new Ffmpeg(deps.tools ?? resolveMediaTools(config.paths));
+  const tools = deps.tools ?? resolveMediaTools(config.paths);
+  // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
+  const ffmpeg = new Ffmpeg({ ...tools, ffmpeg: await tiedLauncher(tools.ffmpeg, await scratch.shared('bin')) });
   app.decorate('config', config);
   app.decorate('engines', engines);
   app.decorate('ffmpeg', ffmpeg);
@@ -102,7 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
   // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
   // ffmpeg runs, but never for more than a few seconds.
-  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE);
+  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });
   app.decorate('splicer', splicer);
   app.addHook('onReady', async () => {
     const checked = splicer.run().then(({ ok, reason, cause }) => {
@@ -141,25 +135,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  if (localStorage) {
-    await app.register(fastifyStatic, {
-      root: config.outputDir,
-      prefix: `${FILES_PREFIX}/`,
-      dotfiles: 'deny',
-      index: false,
-      list: false,
-      // Names are random and never reused, so a cached copy is always right.
-      maxAge: '365d',
-      immutable: true,
-      allowedPath: (pathName) => localStorage.isServable(pathName),
-    });
-  }
+  if (localStorage) await app.register(fileServing, { storage: localStorage });
 
   await app.register(healthRoutes);
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
   await app.register(ttsVideoRoutes);
-  await app.register(openAiRoutes, { prefix: '/v1' });
+  await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
   return app;
 }
 

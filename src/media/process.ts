@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 
 const STDERR_TAIL_BYTES = 4096;
 const DEFAULT_KILL_GRACE_MS = 2000;
@@ -75,6 +78,33 @@ export class TailBuffer {
     const all = Buffer.concat(this.chunks);
     return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8').trim();
   }
+}
+
+/** util-linux's setpriv (in every Debian and Ubuntu) sets PR_SET_PDEATHSIG, then runs the program. */
+const SETPRIV = '/usr/bin/setpriv';
+const canTieToParent = process.platform === 'linux' && existsSync(SETPRIV);
+
+/**
+ * The command line that runs `command` so that the kernel kills it (SIGKILL) the moment this process dies, even
+ * by SIGKILL, when nothing of ours is left to clean up. Elsewhere than Linux it is the command as it is.
+ */
+export function tiedToParent(command: string, args: readonly string[]): { command: string; args: string[] } {
+  // A missing program is left to fail as itself (ENOENT), not as setpriv's exit code.
+  const missing = path.isAbsolute(command) && !existsSync(command);
+  return canTieToParent && !missing ? { command: SETPRIV, args: ['--pdeathsig', 'KILL', '--', command, ...args] } : { command, args: [...args] };
+}
+
+/**
+ * For libraries that start a binary by its path alone (fluent-ffmpeg): a launcher script in `dir` that runs
+ * `binary` tied to its parent, as tiedToParent does; the binary itself where that cannot be done.
+ */
+export async function tiedLauncher(binary: string, dir: string): Promise<string> {
+  if (!canTieToParent) return binary;
+  const launcher = path.join(dir, `${path.basename(binary)}-tied`);
+  const quoted = `'${binary.replace(/'/g, `'\\''`)}'`;
+  await writeFile(launcher, `#!/bin/sh\nexec ${SETPRIV} --pdeathsig KILL -- ${quoted} "$@"\n`);
+  await chmod(launcher, 0o755);
+  return launcher;
 }
 
 const liveChildren = new Set<ChildProcess>();
@@ -167,7 +197,8 @@ export interface RunResult {
 /** Runs a program with an argument array (never a shell) and collects its output. */
 export function runProcess(command: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
+    const tied = tiedToParent(command, args);
+    const child = spawn(tied.command, tied.args, {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -159,11 +159,19 @@ export function webVttFile(cues: readonly VttCue[]): string {
   return ['WEBVTT', ...blocks, ''].join('\n\n');
 }
 
+/**
+ * SRT has no escapes, and readers take any line with `-->` for a cue's timing line; the arrow is the only thing
+ * to defuse (with a lookalike that reads the same).
+ */
+export function escapeSrtText(text: string): string {
+  return text.replace(/-->/g, '\u2011\u2011>');
+}
+
 export function srtFile(cues: readonly AudioCue[]): string {
   const srtTime = (seconds: number) => vttTime(seconds).replace('.', ',');
   return cues
     .map((cue, index) => {
-      const lines = cue.lines.map((line) => line.map((word) => word.text).join(' '));
+      const lines = cue.lines.map((line) => escapeSrtText(line.map((word) => word.text).join(' ')));
       return `${index + 1}\n${srtTime(cue.start)} --> ${srtTime(cue.end)}\n${lines.join('\n')}\n`;
     })
     .join('\n');

@@ -24,7 +24,7 @@ export interface Speech {
 }
 
 const GAP_SECONDS = 0.25;
-const EDGE_SECONDS = 0.05;
+export const EDGE_SECONDS = 0.05;
 
 export interface JoinOptions {
   /** Silence between sentences. */

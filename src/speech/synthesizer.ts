@@ -9,7 +9,7 @@ import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError, processFailure } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import { joinSpeech, SpeechJoiner, type Speech, type SpokenSpan } from './pcm.js';
+import { EDGE_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions, type Speech, type SpokenSpan } from './pcm.js';
 import { ProcessError } from '../media/process.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
@@ -93,10 +93,10 @@ export class Synthesizer {
   }
 
   /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
-  async speak(request: SpeakRequest, maxSeconds: number): Promise<Speech> {
+  async speak(request: SpeakRequest, maxSeconds: number, join?: JoinOptions): Promise<Speech> {
     const chunks: SpokenSpan[] = [];
     for await (const chunk of this.speakInOrder(request, maxSeconds)) chunks.push(chunk);
-    return joinSpeech(chunks);
+    return joinSpeech(chunks, join);
   }
 
   /**
@@ -129,7 +129,8 @@ export class Synthesizer {
 
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
-    const speech = await this.speak(request, this.limits.audioSeconds * request.speed);
+    // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
+    const speech = await this.speak(request, this.limits.audioSeconds * request.speed, { edgeSeconds: EDGE_SECONDS * Math.min(1, request.speed) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
     const published = await publishFiles(
       this.storage,

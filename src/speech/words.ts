@@ -125,5 +125,11 @@ function extend(word: SpokenWord, tokens: readonly Token[]): void {
 export function timedWordsIn(text: string, speech: Speech, fileDuration: number): SpokenWord[] {
   const scale = speech.duration > 0 && Number.isFinite(fileDuration) ? fileDuration / speech.duration : 1;
   const at = (seconds: number) => Math.round(seconds * scale * 1000) / 1000;
-  return timedWords(text, speech).map((word) => ({ ...word, start: at(word.start), end: at(word.end) }));
+  const words = timedWords(text, speech);
+  // Engines end a word's time before its last faint sound; the last word lasts until the sound does.
+  const soundEnd = speech.sentences.at(-1)?.end ?? 0;
+  return words.map((word, index) => {
+    const end = index === words.length - 1 ? Math.max(word.end, soundEnd) : word.end;
+    return { ...word, start: at(word.start), end: at(end) };
+  });
 }

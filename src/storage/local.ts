@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { access, constants, mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FILE_KINDS, type FileKind, type PendingFile, type Storage } from './storage.js';
@@ -17,6 +17,10 @@ export class LocalStorage implements Storage {
     this.realRoot = path.resolve(root);
   }
 
+  get localDir(): string {
+    return this.root;
+  }
+
   private realRoot: string;
 
   /** Creates the folders and removes temporary files an earlier process left behind (one process per OUTPUT_DIR). */
@@ -28,20 +32,21 @@ export class LocalStorage implements Storage {
 
   /**
    * Whether a request path (decoded, relative to the root) may be served: a published kind's folder, nothing
-   * hidden, and, symlinks resolved, still inside the root. Missing files pass, to be answered 404.
+   * hidden, and, symlinks resolved, a regular file right inside a published folder (not in `.tmp`, not in the root,
+   * not elsewhere). Missing files pass, to be answered 404.
    */
   isServable(requestPath: string): boolean {
     const relative = requestPath.replace(/^\/+/, '');
     const [kind, ...rest] = relative.split('/');
     if (!FILE_KINDS.includes(kind as FileKind) || rest.length !== 1 || /[\0\\]|^\./.test(rest[0] ?? '.')) return false;
-    let real: string;
     try {
-      real = realpathSync(path.join(this.root, relative));
-    } catch {
-      return true;
+      const real = realpathSync(path.join(this.root, relative));
+      const [realKind, name, ...deeper] = path.relative(this.realRoot, real).split(path.sep);
+      const published = FILE_KINDS.includes(realKind as FileKind) && name !== undefined && !name.startsWith('.') && deeper.length === 0;
+      return published && statSync(real).isFile();
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT';
     }
-    const inside = path.relative(this.realRoot, real);
-    return inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside);
   }
 
   newName(): string {

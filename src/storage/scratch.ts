@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+
+/** Folders this process opened (several apps may run in one process, as in the tests). */
+const openHere = new Set<string>();
 
 /** A folder of scratch space for one piece of work; `remove` deletes it and everything in it. */
 export interface ScratchFolder {
@@ -8,13 +12,26 @@ export interface ScratchFolder {
   remove(): Promise<void>;
 }
 
+/** Where work gets its scratch folders. */
+export interface Scratch {
+  folder(prefix: string): Promise<ScratchFolder>;
+}
+
+/** Folders in the OS temp dir, for callers outside the service (tests, benchmarks) that have no ScratchSpace. */
+export const osTempScratch: Scratch = {
+  async folder(prefix) {
+    const folder = await mkdtemp(path.join(os.tmpdir(), `voxreel-${prefix}-`));
+    return { path: folder, remove: () => rm(folder, { recursive: true, force: true }) };
+  },
+};
+
 /**
  * All of the service's scratch space (video parts, audio that cannot be streamed, engines' temporary files) lives
  * under one root, in a folder of this process's own named `<pid>-<token>`. At start-up the folders of processes
  * that no longer run are removed, so a killed server leaves nothing behind for long, while other instances
  * sharing the root keep theirs.
  */
-export class ScratchSpace {
+export class ScratchSpace implements Scratch {
   private constructor(readonly dir: string) {}
 
   static async open(root: string): Promise<ScratchSpace> {
@@ -22,6 +39,7 @@ export class ScratchSpace {
     await removeAbandoned(root);
     const dir = path.join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
     await mkdir(dir, { recursive: true });
+    openHere.add(path.basename(dir));
     return new ScratchSpace(dir);
   }
 
@@ -38,6 +56,7 @@ export class ScratchSpace {
   }
 
   async close(): Promise<void> {
+    openHere.delete(path.basename(this.dir));
     await rm(this.dir, { recursive: true, force: true });
   }
 }
@@ -45,8 +64,9 @@ export class ScratchSpace {
 async function removeAbandoned(root: string): Promise<void> {
   for (const name of await readdir(root).catch(() => [] as string[])) {
     const pid = Number(/^(\d+)-[0-9a-f]+$/.exec(name)?.[1]);
-    // Our own pid can only be an earlier process's (a container restarted with the same pid).
-    if (!Number.isInteger(pid) || (pid !== process.pid && isRunning(pid))) continue;
+    // Our own pid on a folder we did not open was an earlier process's (a container restarted with the same pid).
+    const live = pid === process.pid ? openHere.has(name) : isRunning(pid);
+    if (!Number.isInteger(pid) || live) continue;
     await rm(path.join(root, name), { recursive: true, force: true });
   }
 }

@@ -33,6 +33,8 @@ export interface Storage {
   sweep(maxAgeMs: number): Promise<number>;
   /** Whether new files can be written now (readiness). */
   writable(): Promise<boolean>;
+  /** The local folder files are written to, where there is one (its free space is watched). */
+  readonly localDir?: string;
 }
 
 /** Storage could not take a file: the API's STORAGE_FAILED, whatever the backend's error. */

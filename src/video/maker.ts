@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
+import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import { rethrowAsAppError, type Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable } from './font.js';
@@ -40,6 +41,7 @@ export class VideoMaker {
     private readonly storage: Storage,
     /** The splicer's start-up self-check: when it failed, videos are rendered the plain way from the start. */
     private readonly splicer?: { works(): Promise<boolean> },
+    private readonly scratch?: Scratch,
   ) {}
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
@@ -67,6 +69,7 @@ export class VideoMaker {
           signal: request.signal,
           splice: (await this.splicer?.works()) === false ? false : undefined,
           onWarning: request.onWarning,
+          scratch: this.scratch,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         const info = await this.ffmpeg.probe(output, { signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);

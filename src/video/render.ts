@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { encodeSpeech } from '../speech/audio-encoding.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/pcm.js';
+import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
@@ -30,6 +30,8 @@ export interface RenderOptions extends ProcessLimits {
   splice?: Splice | false;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
+  /** Where the parts are made; the service's scratch space, else the OS temp dir. */
+  scratch?: Scratch;
 }
 
 /** More than about 150 `eq` terms in one sum exhaust ffmpeg's expression evaluator; sums of sums are fine. */
@@ -67,7 +69,8 @@ interface EncodedPicture {
  * is given: a splicer failure never fails the video. Cancellation and timeouts are not splicer failures.
  */
 export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<void> {
-  const workDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-video-'));
+  const folder = await (options.scratch ?? osTempScratch).folder('video');
+  const workDir = folder.path;
   const controller = new AbortController();
   // The caller's reason (client gone, deadline, shutdown) travels on to the processes it stops.
   const stop = () => controller.abort(options.signal?.reason);
@@ -95,7 +98,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     else await mux(ffmpeg, job, picture, audio);
   } finally {
     options.signal?.removeEventListener('abort', stop);
-    await rm(workDir, { recursive: true, force: true });
+    await folder.remove();
   }
 }
 

@@ -15,6 +15,50 @@ export function isPublicRoute(request: FastifyRequest): boolean {
   return PUBLIC_ROUTES.some((prefix) => route === prefix || route.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
 }
 
+/** Addresses whose refused keys are counted at once; past it the oldest count is forgotten (a flood of addresses costs memory, not a block). */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+/**
+ * Refused API keys per address, in fixed windows: an address that has had `limit` refused in the current window
+ * is refused outright until the window ends, so keys cannot be guessed at the speed of the network.
+ */
+export class FailedKeys {
+  private readonly windows = new Map<string, { refused: number; endsAt: number }>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Seconds until the address may try again, or undefined when it may try now. */
+  retryAfter(address: string): number | undefined {
+    const current = this.windows.get(address);
+    const left = current ? current.endsAt - this.now() : 0;
+    return left > 0 && current && current.refused >= this.limit ? Math.ceil(left / 1000) : undefined;
+  }
+
+  refused(address: string): void {
+    const now = this.now();
+    const current = this.windows.get(address);
+    if (current && current.endsAt > now) {
+      current.refused += 1;
+      return;
+    }
+    this.windows.delete(address);
+    if (this.windows.size >= MAX_TRACKED_ADDRESSES) this.forgetEnded(now);
+    this.windows.set(address, { refused: 1, endsAt: now + this.windowMs });
+  }
+
+  private forgetEnded(now: number): void {
+    for (const [address, { endsAt }] of this.windows) if (endsAt <= now) this.windows.delete(address);
+    for (const address of this.windows.keys()) {
+      if (this.windows.size < MAX_TRACKED_ADDRESSES) break;
+      this.windows.delete(address);
+    }
+  }
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
@@ -24,7 +68,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** API keys (Bearer), per-key rate limits and CORS. */
+/** API keys (Bearer) with a limit on refused ones per address, per-key rate limits and CORS. */
 async function accessPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
   const { config } = options;
   const keyDigests = config.apiKeys.map(digest);
@@ -42,14 +86,22 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config }): 
     });
   }
 
+  const failed = config.rateLimit.authFailures > 0 ? new FailedKeys(config.rateLimit.authFailures, config.rateLimit.windowMs) : undefined;
   app.decorateRequest('apiKeyId', undefined);
   app.addHook('onRequest', async (request) => {
     if (keyDigests.length === 0 || request.method === 'OPTIONS' || isPublicRoute(request)) return;
+    const retryAfter = failed?.retryAfter(request.ip);
+    if (retryAfter !== undefined) {
+      throw new AppError('RATE_LIMITED', { message: 'Too many requests with a wrong API key from this address; retry later.', retryAfter });
+    }
     const token = bearerToken(request);
     const candidate = token === undefined ? undefined : digest(token);
     // Compare against every key in constant time, so timing reveals neither which key nor how much matched.
     const matched = candidate !== undefined && keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false);
-    if (!matched) throw new AppError('UNAUTHORIZED');
+    if (!matched) {
+      failed?.refused(request.ip);
+      throw new AppError('UNAUTHORIZED');
+    }
     request.apiKeyId = candidate.toString('hex').slice(0, 16);
   });
 

@@ -1,7 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES as REASON_PHRASES, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { OPENAI_PREFIX } from '../../config.js';
 import { AppError, ErrorTable, isAppError, type ErrorCode } from '../../errors.js';
-import type { ErrorBody } from '../schemas.js';
+import { openAiErrorBody } from '../openai-compat.js';
+import type { ErrorBody, OpenAiErrorBody } from '../schemas.js';
 
 /** Fastify's own error codes, translated into ours. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -76,6 +81,12 @@ export function errorBody(error: AppError, requestId: string): ErrorBody {
   };
 }
 
+/** Under the OpenAI prefix errors have OpenAI's body, elsewhere ours. */
+export function errorBodyFor(url: string, error: AppError, requestId: string, thrown?: unknown): ErrorBody | OpenAiErrorBody {
+  const openAi = url.startsWith(OPENAI_PREFIX) && /^(?:[/?#]|$)/.test(url.slice(OPENAI_PREFIX.length));
+  return openAi ? openAiErrorBody(error, thrown) : errorBody(error, requestId);
+}
+
 /** An error handler that logs, sets the status and Retry-After, and answers with the body `toBody` makes. */
 export function errorResponder(toBody: (error: AppError, request: FastifyRequest, thrown: unknown) => unknown) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -88,8 +99,94 @@ export function errorResponder(toBody: (error: AppError, request: FastifyRequest
     // 5xx text is ours, never the cause's: internals stay in the log.
     const shown = appError.code === 'INTERNAL_ERROR' ? new AppError('INTERNAL_ERROR') : appError;
     if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter));
+    const contentRange = contentRangeOf(error);
+    if (contentRange !== undefined) reply.header('content-range', contentRange);
     return reply.code(appError.statusCode).send(toBody(shown, request, error));
   };
+}
+
+/** A 416 from file serving carries the file's size in a Content-Range header among its error's headers (RFC 9110 §15.5.17). */
+function contentRangeOf(error: unknown): string | undefined {
+  const headers = (error as { headers?: Record<string, unknown> } | undefined)?.headers;
+  const value = headers && Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-range')?.[1];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Messages for the errors Fastify raises before routing. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The URL is malformed (an invalid percent-encoding).',
+  FST_ERR_MAX_PARAM_LENGTH: 'A URL segment is too long.',
+};
+
+const answerFrameworkError = errorResponder((error, request, thrown) => errorBodyFor(request.url, error, request.id, thrown));
+
+/** Fastify's `frameworkErrors`: errors raised before routing (a malformed URL) get the documented body too. */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const message = FRAMEWORK_MESSAGES[error.code];
+  // No route, so no onSend hook adds the id.
+  reply.header('x-request-id', request.id);
+  answerFrameworkError(message ? new AppError('BAD_REQUEST', { message, cause: error }) : error, request, reply);
+}
+
+/** An answer written by the HTTP server itself, outside Fastify: the documented body, a request id, and the connection closed. */
+export function rawErrorResponse(error: AppError, url: string, requestId: string): { status: number; headers: OutgoingHttpHeaders; body: string } {
+  const body = JSON.stringify(errorBodyFor(url, error, requestId));
+  return {
+    status: error.statusCode,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+      ...(error.retryAfter === undefined ? {} : { 'retry-after': String(error.retryAfter) }),
+      connection: 'close',
+    },
+    body,
+  };
+}
+
+/** Writes a raw error response on a socket no request was parsed from (or none Fastify has answered), then closes it. */
+export function writeRawError(socket: Duplex, error: AppError, url: string, requestId: string): void {
+  const { status, headers, body } = rawErrorResponse(error, url, requestId);
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${String(value)}\r\n`);
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${REASON_PHRASES[status] ?? ''}\r\n${head.join('')}\r\n${body}`);
+  socket.destroy();
+}
+
+interface ClientError extends Error {
+  code?: string;
+  reason?: string;
+  rawPacket?: unknown;
+}
+
+/** Node's errors for a request it could not parse, or not receive in time. */
+function fromClientError(error: ClientError): AppError {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('REQUEST_TIMEOUT', { cause: error });
+  if (error.code === 'HPE_HEADER_OVERFLOW') return new AppError('HEADERS_TOO_LARGE', { cause: error });
+  const reason = error.reason ? ` (${error.reason.slice(0, 100)})` : '';
+  return new AppError('BAD_REQUEST', { message: `The request is not valid HTTP/1.1${reason}.`, cause: error });
+}
+
+/** The request target of an unparsable request's first line, when it has one. */
+function requestTarget(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
+  return /^[A-Z]+ (\S+)/.exec(rawPacket.toString('latin1', 0, 8192))?.[1] ?? '';
+}
+
+/**
+ * The server's 'clientError' listener (Fastify's `clientErrorHandler`): a request Node could not parse (bad
+ * Content-Length, Content-Length with Transfer-Encoding, a control character in a header), headers too large, or a
+ * request not received within its timeout, answered in the documented body instead of Node's own.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ClientError, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError = fromClientError(error);
+  const requestId = randomUUID();
+  // A request cut off while its body arrives has a response object; once that has begun, nothing more can be written.
+  const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+  const url = pending?.req.url ?? requestTarget(error.rawPacket);
+  this.log.info({ reqId: requestId, code: appError.code, reason: error.code }, appError.message);
+  if (pending?.headersSent) socket.destroy();
+  else writeRawError(socket, appError, url, requestId);
 }
 
 export function notFoundError(request: FastifyRequest): AppError {

@@ -1,4 +1,4 @@
-import { access, constants } from 'node:fs/promises';
+import { statfs } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 
@@ -14,7 +14,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['operations'],
-        summary: 'Ready: voices, ffmpeg and output directory; the H.264 splicer is reported but not required',
+        summary: 'Ready: voices, ffmpeg, writable storage and free disk space; the H.264 splicer is reported but not required',
         response: { 200: Health, 503: Health },
       },
     },
@@ -22,10 +22,8 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const checks = {
         voices: app.engines.listVoices().length > 0,
         ffmpeg: await app.ffmpeg.available(),
-        outputWritable: await access(app.config.outputDir, constants.W_OK).then(
-          () => true,
-          () => false,
-        ),
+        outputWritable: await app.storage.writable(),
+        diskSpace: await enoughSpace([app.storage.localDir, app.scratch.dir], app.config.minFreeDiskBytes),
       };
       // Shown but not required: when the splicer fails its start-up self-check, videos are rendered the plain way,
       // slower but the same, so the service is still ready. False too while the check is still running.
@@ -35,5 +33,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** Whether every folder's file system has at least `minimum` bytes free (a folder that cannot be asked counts as full). */
+async function enoughSpace(folders: ReadonlyArray<string | undefined>, minimum: number): Promise<boolean> {
+  const free = await Promise.all(
+    folders.flatMap((folder) => (folder === undefined ? [] : [statfs(folder).then((info) => info.bavail * info.bsize, () => 0)])),
+  );
+  return free.every((bytes) => bytes >= minimum);
+}
 
 export default healthRoutes;

@@ -5,7 +5,7 @@ import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
 import { VideoMaker } from '../../video/maker.js';
 
 const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage, app.splicer);
+  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage, app.splicer, app.scratch);
   app.post(
     '/tts-video',
     {

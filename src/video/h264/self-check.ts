@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg } from '../../media/ffmpeg.js';
 import { ProcessError } from '../../media/process.js';
 import type { Speech } from '../../speech/pcm.js';
+import { osTempScratch, type Scratch } from '../../storage/scratch.js';
 import { keyFrames, layoutCaptions, type Captions, type FrameSize } from '../layout.js';
 import type { FrameRate } from '../options.js';
 import { composeStream } from './compose.js';
@@ -22,6 +22,8 @@ export interface SpliceCheckOptions {
   timeoutMs?: number;
   /** The real splicer unless a test puts a broken one in its place. */
   splice?: Splice;
+  /** Where the check's parts are made; default the OS temp dir. */
+  scratch?: Scratch;
 }
 
 // 180×200 in 9:16 puts the band in the middle (rows above and below it) and crops the last macroblock column
@@ -55,7 +57,8 @@ export async function checkSplicing(ffmpeg: Ffmpeg, picture: PictureFilters, opt
 async function renderAndDecode(ffmpeg: Ffmpeg, picture: PictureFilters, options: SpliceCheckOptions): Promise<string | undefined> {
   // fluent-ffmpeg throws out of its event handler when the binary cannot be spawned at all: ask first.
   if (!(await ffmpeg.available())) return 'ffmpeg or ffprobe cannot be run';
-  const workDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-splice-check-'));
+  const folder = await (options.scratch ?? osTempScratch).folder('splice-check');
+  const workDir = folder.path;
   const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? 15_000 };
   try {
     const captions = checkCaptions();
@@ -70,7 +73,7 @@ async function renderAndDecode(ffmpeg: Ffmpeg, picture: PictureFilters, options:
     const variable = await decode('variable');
     return constantProblem(constant.decoded, captions) ?? variableProblem(variable, constant.decoded.hashes, captions);
   } finally {
-    await rm(workDir, { recursive: true, force: true });
+    await folder.remove();
   }
 }
 
