@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FrameRate } from '../src/http/schemas.js';
 import { MeasuredFfmpeg, TreeSampler, type ChildKind, type FfmpegPeak, type FfmpegRole } from './memory.js';
 import type { RawPipeline } from './raw.js';
-import { postOk, startService } from './service.js';
+import { listVoices, postOk, startService } from './service.js';
 import { round } from './stats.js';
 import { narrationOf, textOf } from './texts.js';
 import { FRAME_RATES, naiveVideo, type VideoCase } from './video.js';
@@ -51,7 +51,7 @@ export async function measureMemory(
   const service = await startService({ FFMPEG_PATH: measured.ffmpeg, FFPROBE_PATH: measured.ffprobe });
   const sampler = new TreeSampler(service.pid);
   try {
-    const { voices } = (await (await fetch(`${service.baseUrl}/voices`)).json()) as { voices: Array<{ id: string; engine: string }> };
+    const voices = await listVoices(service.baseUrl);
     const otherVoices = ['flite:slt', voices.find((voice) => voice.engine === 'festival')?.id].filter((id) => id !== undefined && voices.some((voice) => voice.id === id));
     const tts = (characters: number, voice: string) => [`tts:${characters}:${voice}`, () => postOk(`${service.baseUrl}/tts`, { text: textOf(characters), voice })] as const;
     const video = (videoCase: VideoCase, frameRate: FrameRate) =>

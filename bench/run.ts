@@ -24,9 +24,10 @@ import { textOf } from './texts.js';
 import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
+import { WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'memory'] as const;
+const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'worst-case', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -35,6 +36,7 @@ const PLANS = {
     throughput: { levels: [1, 2, 4, 8], seconds: 15, rounds: 3 },
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
+    worstCase: { runs: 3, inputs: WORST_INPUTS.map((input) => input.id) },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
@@ -46,6 +48,7 @@ const PLANS = {
     throughput: { levels: [1, 2, 4, 8], seconds: 1, rounds: 1 },
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
     speech: { voices: [VOICE], runs: 1 },
+    worstCase: { runs: 1, inputs: WORST_INPUTS.map((input) => input.id) },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
     spawnBallastMb: [0, 200],
@@ -70,6 +73,7 @@ export interface Results {
   scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
   memory: MemoryResult | null;
   speech: SpeechResult | null;
+  worstCases: WorstCaseRow[];
 }
 
 async function main(): Promise<void> {
@@ -102,6 +106,7 @@ async function main(): Promise<void> {
     spawnCost: [],
     video: [],
     speech: null,
+    worstCases: [],
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -134,6 +139,9 @@ async function main(): Promise<void> {
     });
     await section('speech', '/v1/audio/speech, streamed', async () => {
       results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);
+    });
+    await section('worst-case', '/tts on the slowest 5000-character inputs, per engine', async () => {
+      results.worstCases = await measureWorstCases(service, plan.worstCase);
     });
     const serverPeak = await serverPeakMb();
     // Engine hosts of the timed server have run the most work: their peaks count too.

@@ -59,6 +59,12 @@ export async function postOk<T>(url: string, body: unknown): Promise<Answer<T>> 
   return answer;
 }
 
+/** GET /voices: the voices this server offers, with their engines. */
+export async function listVoices(baseUrl: string): Promise<Array<{ id: string; engine: string }>> {
+  const response = await fetch(`${baseUrl}/voices`, { signal: AbortSignal.timeout(10_000) });
+  return ((await response.json()) as { voices: Array<{ id: string; engine: string }> }).voices;
+}
+
 /** The gauges of a Prometheus text exposition, by name (unlabelled samples only). */
 export async function scrapeMetrics(baseUrl: string): Promise<Map<string, number>> {
   const response = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });

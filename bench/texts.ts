@@ -28,3 +28,19 @@ export function textOf(characters: number): string {
 export function narrationOf(seconds: number): string {
   return textOf(Math.round((MINUTE.length * seconds) / 60));
 }
+
+/** Runs of marks that issue 10's red team sent inside prose (the service cuts each run to three before any engine). */
+const MARK_RUNS = ['.'.repeat(318), ','.repeat(368), '!?;:)'.repeat(80)];
+
+/** Exactly `characters` characters: the prose with MARK_RUNS glued to the ends of words spread through it. */
+export function punctuatedOf(characters: number): string {
+  const prose = textOf(characters - MARK_RUNS.join('').length);
+  let text = '';
+  let from = 0;
+  MARK_RUNS.forEach((run, index) => {
+    const at = prose.indexOf(' ', Math.round((prose.length * (index + 1)) / (MARK_RUNS.length + 1)));
+    text += prose.slice(from, at) + run;
+    from = at;
+  });
+  return text + prose.slice(from);
+}

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import type { ErrorBody, OpenAiErrorBody } from '../src/http/schemas.js';
 import { rawRequest, type RawResponse } from './raw-http.js';
 import { startServer, type RunningServer } from './server-process.js';
@@ -171,4 +172,17 @@ describe('a request arriving while the server closes', () => {
     expect(response.headers.connection).toBe('close');
     expect(await running.exited).toEqual({ code: 0, signal: null });
   }, 30_000);
+});
+
+describe('connection limits in the configuration', () => {
+  it('default to 30 s for a request, 10 s for its headers, 5 s of keep-alive, no cap per address', () => {
+    expect(loadConfig({}).connections).toEqual({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxPerAddress: 0 });
+  });
+
+  it('keep the headers timeout within the request timeout', () => {
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '4000' }).connections.headersTimeoutMs).toBe(4000);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '4000', HEADERS_TIMEOUT_MS: '5000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '4000', HEADERS_TIMEOUT_MS: '5000' })).toThrow(/\bHEADERS_TIMEOUT_MS=/);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/\bREQUEST_TIMEOUT_MS=/);
+  });
 });

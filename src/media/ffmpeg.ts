@@ -60,7 +60,13 @@ export class Ffmpeg {
     return this.availability;
   }
 
-  run(job: FfmpegJob): Promise<void> {
+  async run(job: FfmpegJob): Promise<void> {
+    // fluent-ffmpeg throws out of its own event handler when the binary cannot be started at all: ask first (once).
+    if (!(await this.available())) throw this.failure({ stderrTail: `${this.tools.ffmpeg} or ${this.tools.ffprobe} cannot be run` });
+    return this.start(job);
+  }
+
+  private start(job: FfmpegJob): Promise<void> {
     return new Promise((resolve, reject) => {
       if (job.signal?.aborted) {
         reject(this.failure({ isCanceled: true, cancelReason: job.signal.reason }));

@@ -1,0 +1,91 @@
+import { listVoices, postJson, postOk, type Service } from './service.js';
+import { inRounds, timings, type Timings } from './stats.js';
+import { punctuatedOf, textOf } from './texts.js';
+
+/** Each engine's main English voice; Festival's only when the server lists it. */
+export const WORST_CASE_VOICES = ['espeak-ng:en-us', 'flite:slt', 'festival:slt-hts'];
+
+/** The refusal of a text that would speak for longer than MAX_AUDIO_SECONDS. */
+export const TOO_LONG = '422 OUTPUT_TOO_LONG';
+
+export interface WorstInput {
+  id: string;
+  label: string;
+  text: string;
+  /** `speech`: 200, or TOO_LONG where the voice speaks it for longer than the limit; `too long`: TOO_LONG only. */
+  expects: 'speech' | 'too long';
+}
+
+/** The slowest valid inputs of issue 10, at the longest text /tts takes, and two that must be refused quickly. */
+export const WORST_INPUTS: readonly WorstInput[] = [
+  { id: 'one-word-sentences', label: '"A. " × 1666', text: 'A. '.repeat(1666), expects: 'speech' },
+  { id: 'prose', label: 'prose', text: textOf(5000), expects: 'speech' },
+  { id: 'mark-runs', label: 'prose with runs of marks', text: punctuatedOf(5000), expects: 'speech' },
+  { id: 'letters', label: '"W" × 5000', text: 'W'.repeat(5000), expects: 'too long' },
+  { id: 'digits', label: 'digits × 5000', text: '1234567890'.repeat(500), expects: 'too long' },
+];
+
+/** A run slower than this is not repeated: one run tells whether it is within the deadline. */
+const SLOW_MS = 10_000;
+
+export interface WorstCaseRow {
+  voice: string;
+  /** WORST_INPUTS' id and label. */
+  input: string;
+  label: string;
+  characters: number;
+  expects: WorstInput['expects'];
+  /** Status (and error code) of each run, in order: "200" or "422 OUTPUT_TOO_LONG". */
+  answers: string[];
+  /** Every answer is one the input may get. */
+  asExpected: boolean;
+  /** Seconds of audio in the file, when the answer was 200. */
+  audioSeconds: number | null;
+  time: Timings;
+}
+
+interface TtsAnswer {
+  duration?: number;
+  error?: { code?: string };
+}
+
+/**
+ * POST /tts (mp3, end to end) on each worst-case input with each voice the server lists, in rounds: up to `runs`
+ * runs, one only where a run takes over SLOW_MS. One short request per voice first, so that no engine starts cold.
+ */
+export async function measureWorstCases(service: Service, plan: { runs: number; inputs: readonly string[] }): Promise<WorstCaseRow[]> {
+  const listed = new Set((await listVoices(service.baseUrl)).map((voice) => voice.id));
+  const voices = WORST_CASE_VOICES.filter((voice) => listed.has(voice));
+  const inputs = WORST_INPUTS.filter((input) => plan.inputs.includes(input.id));
+  for (const voice of voices) await postOk(`${service.baseUrl}/tts`, { text: textOf(200), voice, format: 'mp3' });
+  const items = voices.flatMap((voice) => inputs.map((input) => ({ voice, input, answers: [] as string[], ms: [] as number[], audioSeconds: null as number | null })));
+  await inRounds(
+    items,
+    (item) => (item.ms.some((ms) => ms > SLOW_MS) ? 1 : plan.runs),
+    async (item) => {
+      const answer = await postJson<TtsAnswer>(`${service.baseUrl}/tts`, { text: item.input.text, voice: item.voice, format: 'mp3' });
+      item.ms.push(answer.ms);
+      item.answers.push(answer.status === 200 ? '200' : `${answer.status} ${answer.body.error?.code ?? ''}`.trimEnd());
+      if (answer.status === 200) item.audioSeconds = answer.body.duration ?? null;
+    },
+  );
+  return items.map(({ voice, input, answers, ms, audioSeconds }) => {
+    const valid = input.expects === 'speech' ? ['200', TOO_LONG] : [TOO_LONG];
+    const row: WorstCaseRow = {
+      voice,
+      input: input.id,
+      label: input.label,
+      characters: input.text.length,
+      expects: input.expects,
+      answers,
+      asExpected: answers.every((answer) => valid.includes(answer)),
+      audioSeconds,
+      time: timings(ms),
+    };
+    console.log(
+      `  /tts ${voice}, ${input.label}: ${[...new Set(answers)].join(' / ')}${row.asExpected ? '' : ' (unexpected)'} in ${row.time.p50} ms ` +
+        `(${ms.length} runs)${audioSeconds === null ? '' : `, ${audioSeconds.toFixed(0)} s of audio`}`,
+    );
+    return row;
+  });
+}
