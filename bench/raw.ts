@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { AUDIO_ENCODINGS } from '../src/speech/audio-encoding.js';
 import { createEngines, type EngineRegistry } from '../src/engines/index.js';
 import { resolveMediaTools } from '../src/media/tools.js';
-import { joinSpeech, type Speech, type SpokenSpan } from '../src/speech/pcm.js';
+import { joinSpeech } from '../src/speech/pcm.js';
+import type { Speech, SpokenSpan } from '../src/speech/speech.js';
 import { runProcess } from '../src/media/process.js';
 import { splitSentences } from '../src/speech/sentences.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { joinSpeech, SpeechJoiner, type SpokenSpan } from '../src/speech/pcm.js';
+import { joinSpeech, SpeechJoiner } from '../src/speech/pcm.js';
+import type { SpokenSpan } from '../src/speech/speech.js';
 
 describe('SpeechJoiner', () => {
   it('lays the streamed pieces end to end exactly as joinSpeech joins them', () => {

@@ -3,7 +3,8 @@ import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/speech/
 import { timedWords } from '../src/speech/words.js';
 import type { WordTimestamp } from '../src/http/schemas.js';
 import type { MeasuredFont } from '../src/video/font.js';
-import { captionBox, frameSize, layoutCaptions } from '../src/video/layout.js';
+import { captionBox, frameSize } from '../src/video/frame.js';
+import { layoutCaptions } from '../src/video/layout.js';
 import { postTts, useTestApp } from './helpers.js';
 import { toneSpeech } from './video-helpers.js';
 

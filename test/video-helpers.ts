@@ -1,5 +1,5 @@
 import type { WordTiming } from '../src/engines/types.js';
-import type { Speech } from '../src/speech/pcm.js';
+import type { Speech } from '../src/speech/speech.js';
 
 /** Strings that mean something to ASS, to ffmpeg's filter graph or drawtext, or to WebVTT. */
 export const INJECTIONS = [

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import type { Speech } from '../src/speech/pcm.js';
+import type { Speech } from '../src/speech/speech.js';
 import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
 import { boundaryCentiseconds } from '../src/video/ass.js';
 import { assertDrawable, captionFont } from '../src/video/font.js';
-import { captionBox, frameSize, keyFrames, layoutCaptions, type Captions } from '../src/video/layout.js';
+import type { Captions } from '../src/video/captions.js';
+import { captionBox, frameSize } from '../src/video/frame.js';
+import { keyFrames, layoutCaptions } from '../src/video/layout.js';
 import { toneSpeech } from './video-helpers.js';
 
 const SIZES: Array<[VideoResolution, AspectRatio, number, number]> = [

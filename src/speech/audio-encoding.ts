@@ -1,6 +1,6 @@
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import type { Speech } from './pcm.js';
+import type { Speech } from './speech.js';
 import type { ProcessLimits } from '../media/process.js';
 
 /** Containers and codecs we write; `aac` is internal (the soundtrack of videos). */

@@ -1,4 +1,4 @@
-import type { Speech } from './pcm.js';
+import type { Speech } from './speech.js';
 
 /** A word of the request text as spoken: what stands between two spaces, with when it is said. */
 export interface SpokenWord {

@@ -1,5 +1,5 @@
 import { CAPTION_FONT } from './font.js';
-import type { CaptionPiece, Captions } from './layout.js';
+import type { CaptionPiece, Captions } from './captions.js';
 import type { CaptionBand } from './h264/band.js';
 
 /** Colours as RGB hex; ASS wants &HAABBGGRR. */

@@ -1,97 +1,10 @@
-import type { Speech } from '../speech/pcm.js';
-import type { AspectRatio, VideoResolution } from './options.js';
+import type { Speech } from '../speech/speech.js';
+import type { AspectRatio } from './options.js';
 import { captionFont, type MeasuredFont } from './font.js';
-import { timedWords, type SpokenWord } from '../speech/words.js';
-import { breakIntoCues, HOLD_SECONDS, type CaptionPiece } from '../speech/captions.js';
-
-export interface FrameSize {
-  width: number;
-  height: number;
-}
-
-const SHORT_SIDE: Record<VideoResolution, number> = { '1080p': 1080, '720p': 720 };
-
-export function frameSize(resolution: VideoResolution, aspectRatio: AspectRatio): FrameSize {
-  const short = SHORT_SIDE[resolution];
-  const long = (short * 16) / 9;
-  if (aspectRatio === '16:9') return { width: long, height: short };
-  if (aspectRatio === '9:16') return { width: short, height: long };
-  return { width: short, height: short };
-}
-
-/** Where captions may go, as fractions of the frame: side margins, the gap under the last line, the font size. */
-interface SafeArea {
-  side: number;
-  bottom: number;
-  /** Font size as a fraction of the frame's shorter side. */
-  fontSize: number;
-}
-
-const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
-  // Title-safe 90 % box, captions in the lower part.
-  '16:9': { side: 0.1, bottom: 0.08, fontSize: 0.065 },
-  // Phone apps put their controls over the bottom fifth and their buttons along the right edge.
-  '9:16': { side: 0.09, bottom: 0.26, fontSize: 0.068 },
-  '1:1': { side: 0.08, bottom: 0.09, fontSize: 0.062 },
-};
-
-/** Caption geometry in pixels of the frame (the ASS script uses the frame size as its coordinate system). */
-export interface CaptionBox extends FrameSize {
-  fontSize: number;
-  marginSide: number;
-  marginBottom: number;
-  /** Widest line, with room for the outline and for small differences between our measure and libass. */
-  maxLineWidth: number;
-  outline: number;
-}
-
-export function captionBox(size: FrameSize, aspectRatio: AspectRatio): CaptionBox {
-  const area = SAFE_AREAS[aspectRatio];
-  const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize);
-  const marginSide = Math.round(size.width * area.side);
-  const outline = Math.max(2, Math.round(fontSize / 16));
-  return {
-    ...size,
-    fontSize,
-    marginSide,
-    marginBottom: Math.round(size.height * area.bottom),
-    maxLineWidth: Math.floor((size.width - 2 * marginSide) * 0.96) - 2 * outline,
-    outline,
-  };
-}
-
-/** A spoken word as shown: the request text between two spaces, lit from `start`. */
-export type CaptionWord = SpokenWord;
-
-export type { CaptionPiece };
-
-export interface Cue {
-  /** First frame shown and the frame after the last, at Captions.fps. */
-  startFrame: number;
-  endFrame: number;
-  /** One or two lines. */
-  lines: CaptionPiece[][];
-}
-
-/** A stretch of frames that look the same: one cue with one word lit. */
-export interface CaptionState {
-  startFrame: number;
-  endFrame: number;
-  cue: number;
-  word: number;
-}
-
-export interface Captions {
-  fps: number;
-  /** Frames in the whole video: the narration's length rounded to whole frames. */
-  frames: number;
-  box: CaptionBox;
-  words: CaptionWord[];
-  /** Frame at which each word lights up. */
-  wordFrames: number[];
-  cues: Cue[];
-  states: CaptionState[];
-}
+import { timedWords } from '../speech/words.js';
+import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
+import type { CaptionState, Captions, Cue } from './captions.js';
+import { captionBox, type FrameSize } from './frame.js';
 
 export interface LayoutOptions {
   text: string;

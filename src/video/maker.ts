@@ -6,7 +6,8 @@ import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import { rethrowAsAppError, type Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable } from './font.js';
-import { frameSize, layoutCaptions, type FrameSize } from './layout.js';
+import { frameSize, type FrameSize } from './frame.js';
+import { layoutCaptions } from './layout.js';
 import { renderVideo } from './render.js';
 import { webVtt } from './webvtt.js';
 

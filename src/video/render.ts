@@ -2,14 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { encodeSpeech } from '../speech/audio-encoding.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import type { Speech } from '../speech/pcm.js';
+import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { FONTS_DIR } from './font.js';
 import { H264Error, splicePicture, type PictureFilters, type Splice } from './h264/index.js';
-import { frameCount, keyFrames, type Captions, type FrameSize } from './layout.js';
+import type { Captions } from './captions.js';
+import type { FrameSize } from './frame.js';
+import { frameCount, keyFrames } from './layout.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 

@@ -1,5 +1,5 @@
 import { webVttFile } from '../speech/captions.js';
-import type { Captions } from './layout.js';
+import type { Captions } from './captions.js';
 
 /**
  * The burned-in captions as WebVTT, frame-exact: same cues, same lines, and a timestamp tag where each

@@ -184,7 +184,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ClientError, so
   // A request cut off while its body arrives has a response object; once that has begun, nothing more can be written.
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
   const url = pending?.req.url ?? requestTarget(error.rawPacket);
-  this.log.info({ reqId: requestId, code: appError.code, reason: error.code }, appError.message);
+  this.log.info({ reqId: requestId, code: appError.code, reason: error.code, url: url.slice(0, 200) }, appError.message);
   if (pending?.headersSent) socket.destroy();
   else writeRawError(socket, appError, url, requestId);
 }

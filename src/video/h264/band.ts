@@ -1,5 +1,5 @@
 import { MAX_LINES } from '../../speech/captions.js';
-import type { CaptionBox } from '../layout.js';
+import type { CaptionBox } from '../frame.js';
 
 /** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
 export interface CaptionBand {
