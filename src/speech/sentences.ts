@@ -47,13 +47,19 @@ function joinShortSpans(text: string, spans: readonly TextSpan[], maxLength: num
   return joined;
 }
 
+/**
+ * Longest piece cut from a run with no space or clause mark in it: no word is that long, and a run of letters or
+ * digits (spelled out one by one) makes minutes of speech in one engine call, too long to stop at a limit.
+ */
+const MAX_UNBROKEN_LENGTH = 100;
+
 function* cutLong(text: string, offset: number, maxLength: number): Generator<TextSpan> {
   let start = 0;
   while (text.length - start > maxLength) {
     const window = text.slice(start, start + maxLength);
     const clause = Math.max(...[',', ';', ':', '—', '–', '、', '，'].map((mark) => window.lastIndexOf(mark)));
     const space = window.search(/\s\S*$/);
-    const cut = clause > maxLength / 2 ? clause + 1 : space > 0 ? space + 1 : maxLength;
+    const cut = clause > maxLength / 2 ? clause + 1 : space > 0 ? space + 1 : Math.min(maxLength, MAX_UNBROKEN_LENGTH);
     yield { text: text.slice(start, start + cut), offset: offset + start };
     start += cut;
   }

@@ -14,6 +14,7 @@ import type { Speech, SpokenSpan } from './speech.js';
 import { ProcessError } from '../media/process.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
+import { OutputBudget } from './output-budget.js';
 import { splitSentences, type TextSpan } from './sentences.js';
 import { timedWordsIn, type SpokenWord } from './words.js';
 
@@ -106,16 +107,9 @@ export class Synthesizer {
    */
   async *speakInOrder(request: SpeakRequest, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
     const spans = splitSentences(request.text);
-    let seconds = 0;
-    // Bounded as it is made: a text that would speak for too long stops at the limit, not after it is all spoken.
+    const budget = new OutputBudget(maxSeconds, spans.reduce((sum, span) => sum + span.text.length, 0));
     for await (const spoken of mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, (span) => this.speakSpan(request, span))) {
-      seconds += spoken.samples.length / spoken.sampleRate;
-      if (seconds > maxSeconds) {
-        throw new AppError('OUTPUT_TOO_LONG', {
-          field: 'text',
-          message: `The text makes more than ${Math.round(maxSeconds)} seconds of speech, the most one request may make; split it into several requests.`,
-        });
-      }
+      budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length);
       yield spoken;
     }
   }
