@@ -1,10 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EnvSchema } from '../src/config.js';
 import type { MemoryJob } from './memory-pass.js';
 import type { Results } from './run.js';
 import type { LinearFit, Timings } from './stats.js';
 import { PORTRAIT } from './video.js';
+import { answersOf, slowestOf, type WorstCaseRow } from './worst-case.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NOTES = /<!-- notes:start -->\n([\s\S]*?)<!-- notes:end -->/;
@@ -63,8 +65,9 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
         : '.'),
     '',
     'The service runs as a real process, as `npm start` does (`node --import tsx src/server.ts`), with its defaults ' +
-      '(`CONCURRENCY` = cores, `LOG_LEVEL=info`) except a temporary `OUTPUT_DIR` and `RATE_LIMIT_MAX=0`, on a free ' +
-      `loopback port; the benchmark talks to it with \`fetch\` (undici, keep-alive). Voice: \`${results.voice}\` throughout. ` +
+      '(`CONCURRENCY` = cores, `LOG_LEVEL=info`) except a temporary `OUTPUT_DIR`, `RATE_LIMIT_MAX=0` and no per-client caps ' +
+      '(`CLIENT_MAX_JOBS=0`, `CLIENT_CHARACTERS_PER_WINDOW=0`: the benchmark is one client standing in for many), on a free ' +
+      `loopback port; the benchmark talks to it with \`fetch\` (undici, keep-alive). Voice: \`${results.voice}\` unless a table names others. ` +
       'Times are end to end (request sent to answer read), medians (p50) of the runs stated, with the fastest and slowest beside.',
     '',
     '## Targets',
@@ -75,6 +78,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ),
     '',
     ...ttsSection(results),
+    ...worstCaseSection(results),
     ...throughputSection(results),
     ...videoSection(results),
     ...memorySection(results),
@@ -120,6 +124,32 @@ function ttsSection(results: Results): string[] {
       'src/synthesis.ts does, spoken two sentences at a time, joined with `joinSpeech`, then one ffmpeg run (spawned ' +
       'directly, PCM on stdin) with src/audio-encoding.ts\'s mp3 settings to a file. Each service run is paired with a raw ' +
       'run on the same text, alternating which goes first.',
+    '',
+  ];
+}
+
+function worstCaseSection(results: Results): string[] {
+  const rows = results.worstCases;
+  if (rows.length === 0) return [];
+  const runs = Math.max(...rows.map((row) => row.time.runs.length));
+  const audio = (row: WorstCaseRow) => (row.audioSeconds === null ? '–' : `${row.audioSeconds.toFixed(1)} s`);
+  return [
+    '## `/tts`: the slowest 5000-character inputs, per engine',
+    '',
+    table(
+      ['voice', 'input', 'answer', 'time p50 (min–max)', 'runs', 'audio'],
+      rows.map((row) => [`\`${row.voice}\``, row.label, row.asExpected ? answersOf(row) : `**${answersOf(row)}**`, spread(row.time), row.time.runs.length, audio(row)]),
+    ),
+    '',
+    `Each engine's main English voice (Festival's when \`GET /voices\` lists it), \`POST /tts\` with \`format: "mp3"\`, ` +
+      'through the same server as the sections above, the answer read whole. Inputs: "A. " repeated to 4998 characters ' +
+      '(one-word sentences); 5000 characters of the prose the other sections speak; the same prose with a run of 318 ' +
+      '`.`, one of 368 `,` and `!?;:)` × 80 glued to words in it; then "W" × 5000 and the digits 0–9 × 500, which a voice ' +
+      `that reads them out one by one speaks for far longer than \`MAX_AUDIO_SECONDS\` (default ${EnvSchema.properties.MAX_AUDIO_SECONDS.default} s). ` +
+      `An input may get a 200 or a 422 \`OUTPUT_TOO_LONG\` (the voice would speak it for longer than that limit); anything ` +
+      `else is in bold. Each input was run ${runs === 1 ? 'once' : `up to ${runs} times, in rounds, once only where a run took over 10 s`}; ` +
+      'one short request per voice came first. The targets take the slowest run of each group (the three spoken inputs, ' +
+      'then the two very long ones) against half the default `TTS_TIMEOUT_MS`.',
     '',
   ];
 }
@@ -388,6 +418,15 @@ export function readmeSection(results: Results): string {
     lines.push(
       `- \`/tts\` (mp3, eSpeak NG), p50 end to end: 200 characters in ${time(short.service.p50)}, 5000 characters in ` +
         `${time(long.service.p50)}; ${short.ratio.toFixed(2)}× and ${long.ratio.toFixed(2)}× the engine + ffmpeg alone.`,
+    );
+  }
+  const worstVoices = [...new Set(results.worstCases.map((row) => row.voice))];
+  if (worstVoices.length) {
+    const slowest = worstVoices.flatMap((voice) => slowestOf(results.worstCases.filter((row) => row.voice === voice)) ?? []);
+    lines.push(
+      `- The worst 5000-character \`/tts\` inputs (one-word sentences, runs of marks, "W" × 5000, …), slowest run per voice: ` +
+        `${slowest.map((row) => `\`${row.voice}\` ${time(row.time.max)} (${row.label}, ${answersOf(row)})`).join(', ')}; ` +
+        `the deadline is ${EnvSchema.properties.TTS_TIMEOUT_MS.default / 1000} s.`,
     );
   }
   if (busiest) {

@@ -2,7 +2,7 @@
  * The benchmark: `npm run bench` measures the service as a real process over loopback, beside the raw pipelines
  * it wraps, and writes BENCHMARKS.json, BENCHMARKS.md and README's "Performance" section from that one run.
  *
- *   npm run bench                      full run (about 6 to 9 minutes), writes the results
+ *   npm run bench                      full run (about 8 to 14 minutes), writes the results
  *   npm run bench -- --quick           smoke run (under a minute), prints the results, writes nothing
  *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
  *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
@@ -24,7 +24,7 @@ import { textOf } from './texts.js';
 import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
-import { WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
+import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
 const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'worst-case', 'memory'] as const;
@@ -36,19 +36,20 @@ const PLANS = {
     throughput: { levels: [1, 2, 4, 8], seconds: 15, rounds: 3 },
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
-    worstCase: { runs: 3, inputs: WORST_INPUTS.map((input) => input.id) },
+    worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
-    deadlineMinutes: 14,
+    deadlineMinutes: 20,
   },
   quick: {
     ttsSizes: [{ characters: 200, runs: 2 }],
     throughput: { levels: [1, 2, 4, 8], seconds: 1, rounds: 1 },
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
     speech: { voices: [VOICE], runs: 1 },
-    worstCase: { runs: 1, inputs: WORST_INPUTS.map((input) => input.id) },
+    // One slowest valid input, one run: a 200 on eSpeak NG, a 422 on Flite.
+    worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
     spawnBallastMb: [0, 200],

@@ -13,10 +13,11 @@ export interface Service {
 
 /**
  * `npm start`'s command as a real process on a free loopback port (test/server-process.ts), configured as shipped
- * (LOG_LEVEL info, CONCURRENCY = cores) except: its own temporary OUTPUT_DIR and no rate limit.
+ * (LOG_LEVEL info, CONCURRENCY = cores) except: its own temporary OUTPUT_DIR, no rate limit and no per-client caps
+ * (the benchmark is one client standing in for many).
  */
 export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const server: RunningServer = await startServer({ RATE_LIMIT_MAX: '0', ...env });
+  const server: RunningServer = await startServer({ RATE_LIMIT_MAX: '0', CLIENT_MAX_JOBS: '0', CLIENT_CHARACTERS_PER_WINDOW: '0', ...env });
   const pid = server.child.pid;
   if (pid === undefined) throw new Error('the server has no pid');
   let stopped: Promise<void> | undefined;
