@@ -70,6 +70,11 @@ export const EnvSchema = Type.Object({
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffmpeg binary; default ffmpeg-static, else `ffmpeg` on PATH.' })),
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffprobe binary; default beside ffmpeg, else `ffprobe` on PATH.' })),
   FESTIVAL_PATH: Type.Optional(Type.String({ minLength: 1, description: 'festival binary; default `festival` on PATH.' })),
+  VOICES_DIR: Type.String({
+    minLength: 1,
+    default: 'voices',
+    description: 'Piper voices (`<voice>.onnx` with its `<voice>.onnx.json`, subfolders included); none there, no Piper voices.',
+  }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -110,6 +115,8 @@ export interface Config {
   maxOutput: { audioSeconds: number; videoSeconds: number };
   /** Absolute path of the scratch-space root. */
   scratchDir: string;
+  /** Absolute path of the folder of Piper voices (it may be missing). */
+  voicesDir: string;
   /** Binaries given explicitly; each is looked up on its own when absent. */
   paths: { ffmpeg?: string; ffprobe?: string; festival?: string };
 }
@@ -174,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
     maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
     scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
+    voicesDir: path.resolve(parsed.VOICES_DIR),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
   };
 }

@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { VoiceList } from '../src/http/schemas.js';
 import { useTestApp } from './helpers.js';
 
 const t = useTestApp();
+
+/** Installed by CI (`npm run voices -- add en_US-joe-medium`); piper.test.ts covers the engine. */
+const piperInstalled = existsSync(new URL('../voices/en_US-joe-medium.onnx.json', import.meta.url));
 
 describe('GET /voices', () => {
   it('lists every engine with complete, unique records', async () => {
@@ -21,6 +25,14 @@ describe('GET /voices', () => {
       expect(voice.sampleRate).toBeGreaterThanOrEqual(8000);
     }
     expect(voices.find((voice) => voice.id === 'espeak-ng:en-us')).toMatchObject({ language: 'en-US', wordTimings: true });
+    expect(voices.filter((voice) => voice.quality !== undefined).every((voice) => voice.engine === 'piper')).toBe(true);
+  });
+
+  it.runIf(piperInstalled)('lists the Piper voices of VOICES_DIR', async () => {
+    const { voices } = (await t.app.inject({ method: 'GET', url: '/voices?language=en-US' })).json<VoiceList>();
+    const piper = voices.filter((voice) => voice.engine === 'piper');
+    expect(piper.map((voice) => voice.id)).toContain('piper:en_US-joe-medium');
+    for (const voice of piper) expect(voice.quality).toMatch(/^(x_low|low|medium|high)$/);
   });
 
   it('filters by language prefix, case-insensitively', async () => {

@@ -4,13 +4,16 @@ import { isHostRequest, type HostReady, type HostReply } from './host-protocol.j
  * Child side of an engine host: answers one job at a time over IPC. The child exits as soon as the parent
  * disconnects, which is also what happens when the parent dies.
  */
+// From the first moment (hosts warm up before they serve): a host whose parent is gone has nothing to do.
+process.on('disconnect', () => process.exit(0));
+
 export function serveJobs<Job, Result>(handle: (job: Job) => Result | Promise<Result>): void {
   const send = process.send?.bind(process);
   if (!send) {
     process.stderr.write('an engine host must be started by the parent with an IPC channel\n');
     process.exit(2);
   }
-  process.on('disconnect', () => process.exit(0));
+  if (!process.connected) process.exit(0);
   process.on('message', (message: unknown) => {
     if (!isHostRequest(message)) return;
     void answer(message.id, () => handle(message.job as Job)).then((reply) => send(reply));

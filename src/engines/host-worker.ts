@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../media/process.js';
+import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type PoolWorker } from './worker-pool.js';
@@ -58,8 +58,11 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
   static async start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
     // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
     const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
+    // Through setpriv where it exists (tiedToParent): the host dies with us even while it is still starting.
+    const tied = tiedToParent(process.execPath, ['--import', TSX_LOADER, ...(options.execArgv ?? [])]);
     const child = fork(options.module, [], {
-      execArgv: ['--import', TSX_LOADER, ...(options.execArgv ?? [])],
+      execPath: tied.command,
+      execArgv: tied.args,
       serialization: 'advanced',
       ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -5,6 +5,7 @@ import { EspeakEngine } from './espeak.js';
 import type { EspeakVariant } from './espeak-voices.js';
 import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
+import { PiperEngine } from './piper/engine.js';
 
 export type { EspeakVariant } from './espeak-voices.js';
 export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
@@ -18,6 +19,8 @@ export interface EngineOptions {
   tempDir?: string;
   /** Festival's binary; default `festival` on PATH. */
   festivalPath?: string;
+  /** Piper voices (`<voice>.onnx` with `<voice>.onnx.json`); none there or none given, no Piper voices. */
+  voicesDir?: string;
 }
 
 /** Every engine as one Speaker (findVoice also knows eSpeak NG variant combinations, `espeak-ng:<voice>+<variant>`). */
@@ -35,20 +38,24 @@ function compareVoices(a: Voice, b: Voice): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Starts the engines (eSpeak NG and Flite warm, Festival when installed) and lists their voices once. */
+/**
+ * Starts the engines (eSpeak NG and Flite warm, Festival when installed, Piper with one process ready when it has
+ * voices, each of which it loads on first use) and lists their voices once.
+ */
 export async function createEngines(options: EngineOptions): Promise<EngineRegistry> {
   const started = await Promise.allSettled([
     EspeakEngine.create(options),
     FliteEngine.create(options),
     FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir, festivalPath: options.festivalPath }),
+    PiperEngine.create(options),
   ]);
-  const [espeak, flite, festival] = started;
-  if (espeak.status === 'rejected' || flite.status === 'rejected' || festival.status === 'rejected') {
+  const [espeak, flite, festival, piper] = started;
+  if (espeak.status === 'rejected' || flite.status === 'rejected' || festival.status === 'rejected' || piper.status === 'rejected') {
     await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
     const failure = started.find((result) => result.status === 'rejected');
     throw failure?.reason;
   }
-  return new Registry(espeak.value, [espeak.value, flite.value, festival.value]).load();
+  return new Registry(espeak.value, [espeak.value, flite.value, festival.value, piper.value]).load();
 }
 
 class Registry implements EngineRegistry {

@@ -22,6 +22,11 @@ export interface SpeechChunk {
 
 export interface SynthesizeOptions {
   signal?: AbortSignal;
+  /**
+   * Speak this many times faster where the voice can do it naturally (`Voice.naturalSpeed`: Piper's length scale);
+   * other engines ignore it, and the caller changes the tempo instead.
+   */
+  speed?: number;
 }
 
 /** Speaks voices: what synthesis needs, and what each engine and the registry of all engines provide. */

@@ -3,15 +3,23 @@ import { Type, type Static } from '@sinclair/typebox';
 /** A voice as GET /voices lists it and every engine describes its own. */
 export const Voice = Type.Object(
   {
-    id: Type.String({ description: 'Stable id: `<engine>:<voice>`, e.g. `espeak-ng:en-us`, `flite:slt`.' }),
+    id: Type.String({ description: 'Stable id: `<engine>:<voice>`, e.g. `espeak-ng:en-us`, `flite:slt`, `piper:en_US-joe-medium`.' }),
     name: Type.String({ description: 'Display name.' }),
     language: Type.String({ description: 'BCP-47 language tag, e.g. `en-US`.' }),
     gender: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()], {
       description: 'Gender of the voice where the engine states it, else null.',
     }),
-    engine: Type.Union([Type.Literal('espeak-ng'), Type.Literal('flite'), Type.Literal('festival')]),
+    engine: Type.Union([Type.Literal('espeak-ng'), Type.Literal('flite'), Type.Literal('festival'), Type.Literal('piper')]),
     sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
     wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
+    naturalSpeed: Type.Optional(
+      Type.Boolean({ description: 'Whether `speed` is spoken by the voice itself, at a natural rhythm, rather than by a tempo filter.' }),
+    ),
+    quality: Type.Optional(
+      Type.Union([Type.Literal('x_low'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')], {
+        description: "A neural voice's model size and sample rate, as its publisher grades it (Piper).",
+      }),
+    ),
   },
   { $id: 'Voice', additionalProperties: false },
 );

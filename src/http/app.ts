@@ -78,7 +78,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.addHook('onClose', async () => scratch.close());
   const engines =
     deps.engines ??
-    (await createEngines({ poolSize: config.concurrency, tempDir: await scratch.shared('engines'), festivalPath: config.paths.festival }));
+    (await createEngines({
+      poolSize: config.concurrency,
+      tempDir: await scratch.shared('engines'),
+      festivalPath: config.paths.festival,
+      voicesDir: config.voicesDir,
+    }));
   const tools = deps.tools ?? resolveMediaTools(config.paths);
   // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
   const ffmpeg = new Ffmpeg({ ...tools, ffmpeg: await tiedLauncher(tools.ffmpeg, await scratch.shared('bin')) });

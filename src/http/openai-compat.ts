@@ -2,24 +2,28 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { OpenAiErrorBody } from './schemas.js';
 import type { Speaker } from '../engines/types.js';
 
+/** The neural voice OpenAI's names map to where it is installed (VOICES_DIR). */
+const PIPER_JOE = 'piper:en_US-joe-medium';
+
 /**
  * OpenAI's voice names and the local voices that suit them (gender and character), best first: the first one this
- * machine has wins. Festival is optional; every list ends with an eSpeak NG voice, which is always there.
+ * machine has wins. Piper and Festival are optional; every list ends with an eSpeak NG voice, which is always there.
+ * The male-sounding names go to the Piper voice first; every name falls back to it before eSpeak NG.
  */
 export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
-  alloy: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
-  ash: ['flite:rms', 'espeak-ng:en-us'],
-  ballad: ['flite:awb', 'espeak-ng:en-gb-x-rp'],
-  coral: ['flite:slt', 'festival:slt-hts', 'espeak-ng:en-us+f3'],
-  echo: ['flite:kal16', 'espeak-ng:en-us'],
-  fable: ['flite:awb', 'espeak-ng:en-gb-x-rp'],
-  nova: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
-  onyx: ['flite:rms', 'espeak-ng:en-us'],
-  sage: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-gb-x-rp+f3'],
-  shimmer: ['flite:slt', 'festival:slt-hts', 'espeak-ng:en-us+f3'],
-  verse: ['flite:kal16', 'espeak-ng:en-us'],
-  marin: ['festival:slt-hts', 'flite:slt', 'espeak-ng:en-us+f3'],
-  cedar: ['flite:rms', 'espeak-ng:en-us'],
+  alloy: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  ash: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
+  ballad: [PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
+  coral: ['flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  echo: [PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
+  fable: [PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
+  nova: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  onyx: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
+  sage: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-gb-x-rp+f3'],
+  shimmer: ['flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  verse: [PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
+  marin: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  cedar: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
 };
 
 /** An OpenAI voice name to the local voice it maps to here; a voxreel voice id stands for itself. */

@@ -28,6 +28,16 @@ export interface SpeakRequest {
   /** Resolved once, by `resolveVoice`, before the job is queued. */
   voice: Voice;
   signal?: AbortSignal;
+  /** Spoken this many times faster by the voice itself (only voices with `naturalSpeed`). */
+  speed?: number;
+}
+
+/**
+ * A playback speed, split between the voice (which speaks faster or slower itself, at a natural rhythm, where it
+ * can: `naturalSpeed`) and the tempo filter applied to the joined audio (everywhere else).
+ */
+function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; tempo: number } {
+  return voice.naturalSpeed && speed !== 1 ? { spoken: speed, tempo: 1 } : { spoken: undefined, tempo: speed };
 }
 
 /** Output that a request may make at most, in seconds of the finished file. */
@@ -115,7 +125,8 @@ export class Synthesizer {
   }
 
   private async speakSpan(request: SpeakRequest, span: TextSpan): Promise<SpokenSpan> {
-    const chunk = await this.engines.synthesize(request.voice.id, span.text, { signal: request.signal }).catch((error: unknown) => {
+    const options = { signal: request.signal, ...(request.speed === undefined ? {} : { speed: request.speed }) };
+    const chunk = await this.engines.synthesize(request.voice.id, span.text, options).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(request.voice.engine);
       throw error;
     });
@@ -124,14 +135,15 @@ export class Synthesizer {
 
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
+    const { spoken, tempo } = splitSpeed(request.voice, request.speed);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
-    const speech = await this.speak(request, this.limits.audioSeconds * request.speed, { edgeSeconds: EDGE_SECONDS * Math.min(1, request.speed) });
+    const speech = await this.speak({ ...request, speed: spoken }, this.limits.audioSeconds * tempo, { edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
     const published = await publishFiles(
       this.storage,
       { kind: 'audio', extension: encoding.extension },
       async (output) => {
-        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: request.speed, output, signal: request.signal }).catch(
+        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, output, signal: request.signal }).catch(
           rethrowAsAppError('MEDIA_FAILED'),
         );
         const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
@@ -156,9 +168,12 @@ export class Synthesizer {
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
     const { voice } = request;
-    const options = { encoding: request.encoding, speed: request.speed, sampleRate: request.sampleRate, signal: request.signal };
+    const { spoken, tempo } = splitSpeed(voice, request.speed);
+    const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
+    const speaking = { ...request, speed: spoken };
+    const maxSeconds = this.limits.audioSeconds * tempo;
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
-      const speech = await this.speak(request, this.limits.audioSeconds * request.speed);
+      const speech = await this.speak(speaking, maxSeconds);
       const folder = await this.scratch.folder('audio').catch((cause: unknown) => {
         throw new AppError('STORAGE_FAILED', { cause });
       });
@@ -174,7 +189,7 @@ export class Synthesizer {
       return;
     }
     let spokenFailure: unknown;
-    const pieces = this.pcmPieces(request, voice.sampleRate);
+    const pieces = this.pcmPieces(speaking, maxSeconds, voice.sampleRate);
     // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
     void head.catch(() => undefined);
@@ -198,9 +213,9 @@ export class Synthesizer {
   }
 
   /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken. */
-  private async *pcmPieces(request: StreamRequest, sampleRate: number): AsyncGenerator<Buffer> {
+  private async *pcmPieces(request: SpeakRequest, maxSeconds: number, sampleRate: number): AsyncGenerator<Buffer> {
     const joiner = new SpeechJoiner(sampleRate);
-    for await (const chunk of this.speakInOrder(request, this.limits.audioSeconds * request.speed, true)) {
+    for await (const chunk of this.speakInOrder(request, maxSeconds, true)) {
       const samples = joiner.push(chunk);
       if (samples.length > 0) yield pcmBytes(samples);
     }

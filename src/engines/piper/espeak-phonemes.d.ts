@@ -1,0 +1,19 @@
+// The parts of @echogarden/espeak-ng-emscripten (untyped) that phonemizer.ts uses besides those
+// espeak-ng-emscripten.d.ts declares for the eSpeak NG engine.
+import '@echogarden/espeak-ng-emscripten';
+
+declare module '@echogarden/espeak-ng-emscripten' {
+  interface ESpeakNGWorker {
+    /**
+     * espeak_TextToPhonemes over the whole text (read as plain text, not SSML): a pointer to a copy the caller must
+     * free, the clauses joined by ` | `, the phonemes of a word by `_`.
+     */
+    text_to_phonemes(text: string, useIpa: number): object;
+  }
+
+  interface EspeakModule {
+    HEAPU8: Uint8Array;
+    getPointer(wrapped: object): number;
+    _free(pointer: number): void;
+  }
+}

@@ -1,0 +1,162 @@
+// How long a Piper (VITS) model says each phoneme id, without Python and without decoding the model: the duration
+// predictor's rounded-up frame counts are the output of the graph's one `Ceil` node, which exporters leave internal.
+// Listing that tensor among the graph's outputs makes onnxruntime return it next to the audio.
+//
+// Protobuf (https://protobuf.dev/programming-guides/encoding/):
+//  - "Structure of a message": a field is a varint key (field number << 3 | wire type) then its value; a
+//    length-delimited value (wire type 2: strings, embedded messages) is a varint length then that many bytes.
+//  - "Last one wins": an embedded message field that appears twice is merged, and its repeated fields concatenated.
+// So appending `ModelProto.graph { output { name } }` after the model's last byte adds one output to its graph.
+//
+// ONNX (onnx/onnx.proto): ModelProto.graph = 7; GraphProto.node = 1, GraphProto.output = 12;
+// NodeProto.output = 2, NodeProto.op_type = 4; ValueInfoProto.name = 1.
+//
+// Anything unexpected (no Ceil node or several, a malformed file) gives no durations: the voice still speaks,
+// without word timings.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
+const MODEL_GRAPH = 7;
+const GRAPH_NODE = 1;
+const GRAPH_OUTPUT = 12;
+const NODE_OUTPUT = 2;
+const NODE_OP_TYPE = 4;
+const VALUE_INFO_NAME = 1;
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH_DELIMITED = 2;
+const FIXED32 = 5;
+
+/** Bytes read from the file this many at a time: the node list is read whole, the weights between are skipped. */
+const WINDOW_BYTES = 64 * 1024;
+const MAX_VARINT_BYTES = 10;
+
+class MalformedModel extends Error {}
+
+/** Positioned reads through one window, so the graph's small fields cost few system calls. */
+class FileBytes {
+  private window = Buffer.alloc(0);
+  private windowStart = 0;
+
+  constructor(
+    private readonly fd: number,
+    readonly size: number,
+  ) {}
+
+  read(offset: number, length: number): Buffer {
+    if (offset < 0 || length < 0 || offset + length > this.size) throw new MalformedModel('field overruns the file');
+    if (offset < this.windowStart || offset + length > this.windowStart + this.window.length) {
+      const size = Math.min(Math.max(length, WINDOW_BYTES), this.size - offset);
+      const window = Buffer.allocUnsafe(size);
+      if (readSync(this.fd, window, 0, size, offset) !== size) throw new MalformedModel('short read');
+      this.window = window;
+      this.windowStart = offset;
+    }
+    return this.window.subarray(offset - this.windowStart, offset - this.windowStart + length);
+  }
+}
+
+/** A varint at `offset`: its value (exact below 2^53, far beyond any file) and the offset after it. */
+function readVarint(bytes: FileBytes, offset: number): [number, number] {
+  const head = bytes.read(offset, Math.min(MAX_VARINT_BYTES, bytes.size - offset));
+  let value = 0;
+  let scale = 1;
+  for (let index = 0; index < head.length; index++) {
+    const byte = head[index] ?? 0;
+    value += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return [value, offset + index + 1];
+    scale *= 128;
+  }
+  throw new MalformedModel('unterminated varint');
+}
+
+/** Calls `visit` with each field of the message in [from, to): its number, wire type and value span. */
+function forEachField(bytes: FileBytes, from: number, to: number, visit: (field: number, wire: number, start: number, end: number) => void): void {
+  let offset = from;
+  while (offset < to) {
+    const [key, afterKey] = readVarint(bytes, offset);
+    const wire = key % 8;
+    const field = Math.floor(key / 8);
+    let start = afterKey;
+    let end: number;
+    if (wire === VARINT) end = readVarint(bytes, start)[1];
+    else if (wire === FIXED64) end = start + 8;
+    else if (wire === FIXED32) end = start + 4;
+    else if (wire === LENGTH_DELIMITED) {
+      const [length, afterLength] = readVarint(bytes, start);
+      start = afterLength;
+      end = start + length;
+    } else throw new MalformedModel(`wire type ${wire}`);
+    if (end > to) throw new MalformedModel('field overruns its message');
+    visit(field, wire, start, end);
+    offset = end;
+  }
+}
+
+function stringsOf(bytes: FileBytes, from: number, to: number, fieldNumber: number): string[] {
+  const found: string[] = [];
+  forEachField(bytes, from, to, (field, wire, start, end) => {
+    if (field === fieldNumber && wire === LENGTH_DELIMITED) found.push(bytes.read(start, end - start).toString('utf8'));
+  });
+  return found;
+}
+
+/** What the durations output needs to know of a model: its Ceil nodes' tensors and the graph's outputs. */
+function inspectGraph(bytes: FileBytes): { ceilOutputs: string[]; graphOutputs: string[] } {
+  const ceilOutputs: string[] = [];
+  const graphOutputs: string[] = [];
+  forEachField(bytes, 0, bytes.size, (field, wire, graphStart, graphEnd) => {
+    if (field !== MODEL_GRAPH || wire !== LENGTH_DELIMITED) return;
+    forEachField(bytes, graphStart, graphEnd, (graphField, graphWire, start, end) => {
+      if (graphWire !== LENGTH_DELIMITED) return;
+      if (graphField === GRAPH_NODE && stringsOf(bytes, start, end, NODE_OP_TYPE)[0] === 'Ceil') {
+        ceilOutputs.push(...stringsOf(bytes, start, end, NODE_OUTPUT));
+      } else if (graphField === GRAPH_OUTPUT) {
+        graphOutputs.push(...stringsOf(bytes, start, end, VALUE_INFO_NAME));
+      }
+    });
+  });
+  return { ceilOutputs, graphOutputs };
+}
+
+export interface DurationsTensor {
+  name: string;
+  /** Already one of the graph's outputs: nothing to append. */
+  isOutput: boolean;
+}
+
+/** The tensor that holds the model's frames per phoneme id, or undefined when the model is not as expected. */
+export function findDurationsTensor(modelPath: string): DurationsTensor | undefined {
+  const fd = openSync(modelPath, 'r');
+  try {
+    const { ceilOutputs, graphOutputs } = inspectGraph(new FileBytes(fd, fstatSync(fd).size));
+    const [name] = ceilOutputs;
+    return ceilOutputs.length === 1 && name ? { name, isOutput: graphOutputs.includes(name) } : undefined;
+  } catch (error) {
+    if (error instanceof MalformedModel) return undefined;
+    throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function encodeVarint(value: number): number[] {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest > 0x7f) {
+    bytes.push((rest % 128) | 0x80);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return bytes;
+}
+
+function lengthDelimited(field: number, payload: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(encodeVarint(field * 8 + LENGTH_DELIMITED)), Buffer.from(encodeVarint(payload.length)), payload]);
+}
+
+/** The bytes that, appended to a model, add `tensor` to its graph's outputs. */
+export function graphOutputSuffix(tensor: string): Buffer {
+  const valueInfo = lengthDelimited(VALUE_INFO_NAME, Buffer.from(tensor, 'utf8'));
+  return lengthDelimited(MODEL_GRAPH, lengthDelimited(GRAPH_OUTPUT, valueInfo));
+}

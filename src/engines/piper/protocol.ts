@@ -1,0 +1,60 @@
+/** Jobs and results between PiperEngine and piper-host.ts. */
+
+/** Everything a host needs to load and drive one model; the parent has read and checked the voice's config. */
+export interface PiperModelSpec {
+  /** Absolute path of the `.onnx` file; a host keeps one session per path. */
+  modelPath: string;
+  /** The tensor with each id's frame count (see onnx-durations.ts), or null: no word timings. */
+  durations: { name: string; isOutput: boolean } | null;
+  /** What eSpeak NG's set_voice() takes for the phonemes, e.g. `en-us`. */
+  espeakVoice: string;
+  sampleRate: number;
+  phonemeIds: Record<string, number[]>;
+  /** The config's inference scales: noise, length (1 / speed), noise width. */
+  scales: { noise: number; length: number; noiseW: number };
+  multiSpeaker: boolean;
+}
+
+export type PiperJob =
+  | { kind: 'synthesize'; model: PiperModelSpec; speakerId: number; text: string; lengthScale: number }
+  | { kind: 'stats' };
+
+/** A word eSpeak NG spoke: where it starts in the text (UTF-16), and the samples of its phonemes. */
+export interface SpokenWordSpan {
+  textOffset: number;
+  start: number;
+  end: number;
+}
+
+export type PiperResult =
+  | { kind: 'speech'; samples: Int16Array; sampleRate: number; words: SpokenWordSpan[] | null }
+  /** `loads`: models this process has loaded, counting each again after it was dropped. */
+  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function isSpan(value: unknown): value is SpokenWordSpan {
+  return (
+    isRecord(value) &&
+    Number.isInteger(value.textOffset) &&
+    typeof value.start === 'number' &&
+    typeof value.end === 'number' &&
+    (value.start as number) <= (value.end as number)
+  );
+}
+
+export function isPiperResult(value: unknown): value is PiperResult {
+  if (!isRecord(value)) return false;
+  if (value.kind === 'stats') {
+    return typeof value.pid === 'number' && typeof value.loads === 'number' && Array.isArray(value.models) && typeof value.rssBytes === 'number';
+  }
+  return (
+    value.kind === 'speech' &&
+    value.samples instanceof Int16Array &&
+    typeof value.sampleRate === 'number' &&
+    value.sampleRate > 0 &&
+    (value.words === null || (Array.isArray(value.words) && value.words.every(isSpan)))
+  );
+}
