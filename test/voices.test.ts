@@ -35,6 +35,17 @@ describe('GET /voices', () => {
     for (const voice of piper) expect(voice.quality).toMatch(/^(x_low|low|medium|high)$/);
   });
 
+  it('recommends one voice per language: the most natural installed', async () => {
+    const { voices } = (await t.app.inject({ method: 'GET', url: '/voices' })).json<VoiceList>();
+    const recommended = voices.filter((voice) => voice.recommended);
+    expect(new Set(recommended.map((voice) => voice.language)).size).toBe(recommended.length);
+    expect(new Set(recommended.map((voice) => voice.language))).toEqual(new Set(voices.map((voice) => voice.language)));
+    const american = recommended.find((voice) => voice.language === 'en-US');
+    const expected = piperInstalled ? 'piper' : t.app.engines.findVoice('festival:slt-hts') ? 'festival' : 'flite';
+    expect(american?.engine).toBe(expected);
+    expect(recommended.find((voice) => voice.language === 'fr')?.engine).toBe('espeak-ng');
+  });
+
   it('filters by language prefix, case-insensitively', async () => {
     const english = (await t.app.inject({ method: 'GET', url: '/voices?language=EN' })).json<VoiceList>().voices;
     expect(english.length).toBeGreaterThan(4);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { Voice } from './voice.js';
-import type { Engine, Speaker, SpeechChunk, SynthesizeOptions } from './types.js';
+import type { Engine, EngineName, Speaker, SpeechChunk, SynthesizeOptions } from './types.js';
 import { EspeakEngine } from './espeak.js';
 import type { EspeakVariant } from './espeak-voices.js';
 import { FestivalEngine } from './festival.js';
@@ -31,6 +31,20 @@ export interface EngineRegistry extends Speaker {
   listEspeakVariants(): EspeakVariant[];
   /** Stops every engine process. */
   close(): Promise<void>;
+}
+
+/** Engines from the most natural to the most robotic: the first one with a voice for a language is its recommendation. */
+const NATURALNESS: readonly EngineName[] = ['piper', 'festival', 'flite', 'espeak-ng'];
+
+/** Marks one voice per language tag `recommended`: the most natural engine's first voice (by id). */
+function markRecommended(voices: readonly Voice[]): Voice[] {
+  const best = new Map<string, Voice>();
+  const rank = (voice: Voice) => NATURALNESS.indexOf(voice.engine);
+  for (const voice of [...voices].sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1))) {
+    if (!best.has(voice.language)) best.set(voice.language, voice);
+  }
+  const chosen = new Set(best.values());
+  return voices.map((voice) => (chosen.has(voice) ? { ...voice, recommended: true } : voice));
 }
 
 function compareVoices(a: Voice, b: Voice): number {
@@ -71,7 +85,7 @@ class Registry implements EngineRegistry {
 
   async load(): Promise<this> {
     const lists = await Promise.all(this.engines.map((engine) => engine.listVoices()));
-    this.voices = lists.flat().sort(compareVoices);
+    this.voices = markRecommended(lists.flat()).sort(compareVoices);
     return this;
   }
 

@@ -12,6 +12,9 @@ export const Voice = Type.Object(
     engine: Type.Union([Type.Literal('espeak-ng'), Type.Literal('flite'), Type.Literal('festival'), Type.Literal('piper')]),
     sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
     wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
+    recommended: Type.Optional(
+      Type.Boolean({ description: 'The voice to choose for its language: the most natural one installed (one per language tag).' }),
+    ),
     naturalSpeed: Type.Optional(
       Type.Boolean({ description: 'Whether `speed` is spoken by the voice itself, at a natural rhythm, rather than by a tempo filter.' }),
     ),
