@@ -60,7 +60,7 @@ export class VideoMaker {
       this.storage,
       { kind: 'video', extension: 'mp4' },
       async (output) => {
-        await renderVideo(this.ffmpeg, {
+        const info = await renderVideo(this.ffmpeg, {
           speech,
           size,
           fps: request.fps,
@@ -72,7 +72,6 @@ export class VideoMaker {
           onWarning: request.onWarning,
           scratch: this.scratch,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
-        const info = await this.ffmpeg.probe(output, { signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return info.duration;
       },

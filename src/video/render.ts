@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { encodeSpeech } from '../speech/audio-encoding.js';
-import type { Ffmpeg } from '../media/ffmpeg.js';
+import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
@@ -64,13 +64,13 @@ interface EncodedPicture {
 
 /**
  * Speech + captions → MP4 in three ffmpeg runs: the AAC soundtrack and the picture encodes side by side on
- * both cores, then a stream-copy mux (and an ffprobe of its result). The picture run encodes the background once
+ * both cores, then a stream-copy mux, and an ffprobe of its result (what it resolves with). The picture run encodes the background once
  * and the caption band only where the captions change; the splicer (h264/) then puts the full pictures together
  * from those slices and skip slices, so no duplicate frame is ever encoded. Should the splicer fail (it refuses the
  * parts, or what it made fails the check after the mux), the same picture is rendered the plain way and a warning
  * is given: a splicer failure never fails the video. Cancellation and timeouts are not splicer failures.
  */
-export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<void> {
+export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<MediaInfo> {
   const folder = await (options.scratch ?? osTempScratch).folder('video');
   const workDir = folder.path;
   const controller = new AbortController();
@@ -96,8 +96,12 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       encodeSpeech(ffmpeg, options.speech, { encoding: 'aac', speed: 1, output: audio, ...limits }).catch(cancelOthersOnFailure),
       (options.splice === false ? encodePlainPicture(ffmpeg, job) : encodeSplicedPicture(ffmpeg, job).catch(plainInstead)).catch(cancelOthersOnFailure),
     ]);
-    if (picture.spliced) await muxSpliced(ffmpeg, job, picture, audio).catch(async (error: unknown) => mux(ffmpeg, job, await plainInstead(error), audio));
-    else await mux(ffmpeg, job, picture, audio);
+    const muxAndProbe = async (encoded: EncodedPicture) => {
+      await mux(ffmpeg, job, encoded, audio);
+      return ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
+    };
+    if (!picture.spliced) return await muxAndProbe(picture);
+    return await checkSpliced(job, muxAndProbe(picture)).catch(async (error: unknown) => muxAndProbe(await plainInstead(error)));
   } finally {
     options.signal?.removeEventListener('abort', stop);
     await folder.remove();
@@ -134,15 +138,15 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enco
   return { file, frames, spliced: false };
 }
 
-/** Muxes a spliced picture and checks what came out: H.264 at the size, as long as the narration in whole frames. */
-async function muxSpliced(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string): Promise<void> {
-  await mux(ffmpeg, job, picture, audio);
-  const info = await ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
+/** Checks what the muxed spliced picture came out as: H.264 at the size, as long as the narration in whole frames. */
+async function checkSpliced(job: PictureJob, muxed: Promise<MediaInfo>): Promise<MediaInfo> {
+  const info = await muxed;
   const video = info.streams.find((stream) => stream.codecType === 'video');
   const seconds = job.totalFrames / job.fps;
   if (video?.codecName !== 'h264' || video.width !== job.size.width || video.height !== job.size.height || !(Math.abs((video.duration ?? 0) - seconds) < 0.5 / job.fps)) {
     throw new H264Error(`The spliced video came out as ${video?.codecName ?? 'nothing'} ${video?.width}×${video?.height}, ${video?.duration} s; expected ${seconds} s`);
   }
+  return info;
 }
 
 async function mux(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string): Promise<void> {
