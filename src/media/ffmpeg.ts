@@ -113,6 +113,11 @@ export class Ffmpeg {
       });
       command.on('end', () => {
         settle();
+        // Stopped, even if it then exited cleanly (a closed stdin can end it before the signal does): never a success.
+        if (supervision?.isCanceled || supervision?.timedOut) {
+          reject(this.failure({ isCanceled: supervision.isCanceled, timedOut: supervision.timedOut, cancelReason: supervision.cancelReason }));
+          return;
+        }
         void stdoutDone.then(() => {
           stream?.end();
           resolve();
