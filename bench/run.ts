@@ -24,10 +24,11 @@ import { textOf } from './texts.js';
 import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
+import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'worst-case', 'memory'] as const;
+const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'worst-case', 'voices', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -37,6 +38,7 @@ const PLANS = {
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
+    voices: { runs: 3, seconds: 60, videoSeconds: 60 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
@@ -50,6 +52,8 @@ const PLANS = {
     speech: { voices: [VOICE], runs: 1 },
     // One slowest valid input, one run: a 200 on eSpeak NG, a 422 on Flite.
     worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
+    // One run of each; the minute of narration as in the full run, so the neural voice's targets are judged.
+    voices: { runs: 1, seconds: 60, videoSeconds: 60 },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
     spawnBallastMb: [0, 200],
@@ -75,6 +79,7 @@ export interface Results {
   memory: MemoryResult | null;
   speech: SpeechResult | null;
   worstCases: WorstCaseRow[];
+  voices: VoicesResult | null;
 }
 
 async function main(): Promise<void> {
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
     video: [],
     speech: null,
     worstCases: [],
+    voices: null,
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -143,6 +149,9 @@ async function main(): Promise<void> {
     });
     await section('worst-case', '/tts on the slowest 5000-character inputs, per engine', async () => {
       results.worstCases = await measureWorstCases(service, plan.worstCase);
+    });
+    await section('voices', 'each engine\'s main English voice: real-time factor, word error rate; the neural voice streamed and in a video', async () => {
+      results.voices = await measureVoices(service, plan.voices, workDir);
     });
     const serverPeak = await serverPeakMb();
     // Engine hosts of the timed server have run the most work: their peaks count too.

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import { textOf } from './texts.js';
 import { startServer, type RunningServer } from '../test/server-process.js';
 
 /** Longest any single request may take before the benchmark gives up on it. */
@@ -64,6 +65,14 @@ export async function postOk<T>(url: string, body: unknown): Promise<Answer<T>> 
 export async function listVoices(baseUrl: string): Promise<Array<{ id: string; engine: string }>> {
   const response = await fetch(`${baseUrl}/voices`, { signal: AbortSignal.timeout(10_000) });
   return ((await response.json()) as { voices: Array<{ id: string; engine: string }> }).voices;
+}
+
+/** Those of `wanted` that GET /voices lists, in `wanted`'s order, each after one short request so that no engine starts cold. */
+export async function warmVoices(service: Service, wanted: readonly string[]): Promise<string[]> {
+  const listed = new Set((await listVoices(service.baseUrl)).map((voice) => voice.id));
+  const voices = wanted.filter((voice) => listed.has(voice));
+  for (const voice of voices) await postOk(`${service.baseUrl}/tts`, { text: textOf(200), voice, format: 'mp3' });
+  return voices;
 }
 
 /** The gauges of a Prometheus text exposition, by name (unlabelled samples only). */

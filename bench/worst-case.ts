@@ -1,4 +1,4 @@
-import { listVoices, postJson, postOk, type Service } from './service.js';
+import { postJson, warmVoices, type Service } from './service.js';
 import { inRounds, timings, type Timings } from './stats.js';
 import { punctuatedOf, textOf } from './texts.js';
 
@@ -61,10 +61,8 @@ interface TtsAnswer {
  * runs, one only where a run takes over SLOW_MS. One short request per voice first, so that no engine starts cold.
  */
 export async function measureWorstCases(service: Service, plan: { runs: number; voices: readonly string[]; inputs: readonly string[] }): Promise<WorstCaseRow[]> {
-  const listed = new Set((await listVoices(service.baseUrl)).map((voice) => voice.id));
-  const voices = plan.voices.filter((voice) => listed.has(voice));
+  const voices = await warmVoices(service, plan.voices);
   const inputs = WORST_INPUTS.filter((input) => plan.inputs.includes(input.id));
-  for (const voice of voices) await postOk(`${service.baseUrl}/tts`, { text: textOf(200), voice, format: 'mp3' });
   const items = voices.flatMap((voice) => inputs.map((input) => ({ voice, input, answers: [] as string[], ms: [] as number[], audioSeconds: null as number | null })));
   await inRounds(
     items,
