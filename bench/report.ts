@@ -6,6 +6,7 @@ import type { MemoryJob } from './memory-pass.js';
 import type { Results } from './run.js';
 import type { LinearFit, Timings } from './stats.js';
 import { PORTRAIT } from './video.js';
+import { NEURAL_VOICE } from './voices.js';
 import { answersOf, slowestOf, type WorstCaseRow } from './worst-case.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -84,6 +85,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ...memorySection(results),
     ...scalingSection(results),
     ...speechSection(results),
+    ...voicesSection(results),
     '## Notes',
     '',
     '<!-- notes:start -->',
@@ -388,6 +390,59 @@ function speechSection(results: Results): string[] {
   ];
 }
 
+function voicesSection(results: Results): string[] {
+  const voices = results.voices;
+  if (!voices) return [];
+  const { wordErrorRates, speech, video } = voices;
+  const errorRate = (voice: string) => {
+    if (!wordErrorRates.measured) return '–';
+    const row = wordErrorRates.rows.find((candidate) => candidate.voice === voice);
+    return row ? `${(100 * row.wordErrorRate).toFixed(1)}%` : '–';
+  };
+  const factor = (value: { p50: number; runs: number[] }) => `${value.p50}× (${Math.min(...value.runs)}–${Math.max(...value.runs)})`;
+  const runs = Math.max(0, ...voices.realTime.map((row) => row.one.runs.length));
+  return [
+    '## Voices: speed and intelligibility per engine, the neural voice end to end',
+    '',
+    table(
+      ['voice', 'audio', 'real time, one at a time p50 (min–max)', 'two at once p50 (min–max)', 'word error rate', 'runs'],
+      voices.realTime.map((row) => [`\`${row.voice}\``, `${row.audioSeconds.toFixed(1)} s`, factor(row.one), factor(row.two), errorRate(row.voice), row.one.runs.length]),
+    ),
+    '',
+    `Real-time factor: seconds of audio per second of wall time, \`POST /tts\` with \`format: "wav"\` of the ` +
+      `${voices.realTime[0]?.characters ?? '–'}-character narration the video section speaks (about a minute with eSpeak NG), ` +
+      `the answer read whole; two at once: two such requests sent together, both answers' audio over the time until the later ` +
+      `one. ${runs === 1 ? 'One run' : `${runs} runs`} of each, in rounds over the voices, after one short request per voice. ` +
+      (wordErrorRates.measured
+        ? 'Word error rate: the Rainbow Passage\'s first paragraph (test/speech-recognition.ts) spoken as wav by the service, ' +
+          'heard by CMU PocketSphinx (US English model) and scored by word edits over its words; it measures what a recognizer ' +
+          'tuned to natural speech makes of the voice, lower is better.'
+        : `Word error rates not measured: ${wordErrorRates.reason}.`) +
+      (voices.missing.length ? ` Not listed by \`GET /voices\` on this machine, not measured: ${voices.missing.map((voice) => `\`${voice}\``).join(', ')}.` : ''),
+    '',
+    ...(speech?.measured
+      ? [
+          table(
+            ['voice', 'format', 'first byte p50 (min–max)', 'last byte p50 (min–max)', 'runs'],
+            speech.rows.map((row) => [`\`${row.voice}\``, row.format, spread(row.firstByte), spread(row.lastByte), row.firstByte.runs.length]),
+          ),
+          '',
+          `The neural voice streamed by \`POST /v1/audio/speech\` as in the section above (${speech.characters} characters).`,
+          '',
+        ]
+      : []),
+    ...(video
+      ? [
+          `\`POST /tts-video\` with \`${video.voice}\`, ${video.case} (\`aspect_ratio\` 9:16), constant frame rate, word captions, ` +
+            `${video.characters} characters of the same prose scaled by the voice's measured speaking rate to ` +
+            `${video.duration.toFixed(1)} s of narration: ${spread(video.time)} over ${video.time.runs.length} ${video.time.runs.length === 1 ? 'run' : 'runs'}, ` +
+            `${video.timesRealTime}× real time.`,
+          '',
+        ]
+      : []),
+  ];
+}
+
 /** README's Performance section: headline figures only, each from BENCHMARKS.json. */
 export function readmeSection(results: Results): string {
   const { machine } = results;
@@ -441,6 +496,15 @@ export function readmeSection(results: Results): string {
         `${time(video.service.constant.p50)} at constant frame rate (${video.timesRealTime.constant}× real time), ` +
         `${time(video.service.variable.p50)} at variable rate (${video.timesRealTime.variable}×); ` +
         `${video.speedUpOverNaive.constant}× and ${video.speedUpOverNaive.variable}× faster than a naive ffmpeg pipeline.`,
+    );
+  }
+  const neural = results.voices?.realTime.find((row) => row.voice === NEURAL_VOICE);
+  if (neural && results.voices?.video) {
+    const firstByte = results.voices.speech?.measured ? results.voices.speech.rows.find((row) => row.format === 'mp3') : undefined;
+    lines.push(
+      `- Neural voice \`${NEURAL_VOICE}\`: ${neural.one.p50}× real time (${neural.two.p50}× two at once)` +
+        `${firstByte ? `, first streamed mp3 byte in ${time(firstByte.firstByte.p50)}` : ''}; a ${results.voices.video.duration.toFixed(0)} s ` +
+        `${results.voices.video.case} video in ${time(results.voices.video.time.p50)}.`,
     );
   }
   if (results.memory) {
