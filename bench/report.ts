@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { EnvSchema } from '../src/config.js';
 import type { MemoryJob } from './memory-pass.js';
 import type { Results } from './run.js';
+import type { SpeechRow } from './speech.js';
 import type { LinearFit, Timings } from './stats.js';
 import { PORTRAIT } from './video.js';
 import { NEURAL_VOICE } from './voices.js';
@@ -371,6 +372,13 @@ function scalingSection(results: Results): string[] {
   return lines;
 }
 
+function speechTable(rows: readonly SpeechRow[]): string {
+  return table(
+    ['voice', 'format', 'first byte p50 (min–max)', 'last byte p50 (min–max)', 'runs'],
+    rows.map((row) => [`\`${row.voice}\``, row.format, spread(row.firstByte), spread(row.lastByte), row.firstByte.runs.length]),
+  );
+}
+
 function speechSection(results: Results): string[] {
   const speech = results.speech;
   const lines = ['## OpenAI-compatible streaming: time to the first audio byte', ''];
@@ -378,10 +386,7 @@ function speechSection(results: Results): string[] {
   if (!speech.measured) return [...lines, `Not measured: ${speech.reason}.`, ''];
   return [
     ...lines,
-    table(
-      ['voice', 'format', 'first byte p50 (min–max)', 'last byte p50 (min–max)', 'runs'],
-      speech.rows.map((row) => [`\`${row.voice}\``, row.format, spread(row.firstByte), spread(row.lastByte), row.firstByte.runs.length]),
-    ),
+    speechTable(speech.rows),
     '',
     `\`POST /v1/audio/speech\` with a ${speech.characters}-character \`input\` and \`response_format\` mp3 or pcm: time from ` +
       'sending the request to the first non-empty chunk of the body, and to its end; one warm-up request per voice first. ' +
@@ -422,10 +427,7 @@ function voicesSection(results: Results): string[] {
     '',
     ...(speech?.measured
       ? [
-          table(
-            ['voice', 'format', 'first byte p50 (min–max)', 'last byte p50 (min–max)', 'runs'],
-            speech.rows.map((row) => [`\`${row.voice}\``, row.format, spread(row.firstByte), spread(row.lastByte), row.firstByte.runs.length]),
-          ),
+          speechTable(speech.rows),
           '',
           `The neural voice streamed by \`POST /v1/audio/speech\` as in the section above (${speech.characters} characters).`,
           '',
