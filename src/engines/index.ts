@@ -6,6 +6,7 @@ import type { EspeakVariant } from './espeak-voices.js';
 import { FestivalEngine } from './festival.js';
 import { FliteEngine } from './flite.js';
 import { PiperEngine } from './piper/engine.js';
+import { RhvoiceEngine } from './rhvoice/engine.js';
 
 export type { EspeakVariant } from './espeak-voices.js';
 export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
@@ -34,7 +35,7 @@ export interface EngineRegistry extends Speaker {
 }
 
 /** Engines from the most natural to the most robotic: the first one with a voice for a language is its recommendation. */
-const NATURALNESS: readonly EngineName[] = ['piper', 'festival', 'flite', 'espeak-ng'];
+const NATURALNESS: readonly EngineName[] = ['piper', 'rhvoice', 'festival', 'flite', 'espeak-ng'];
 
 /** Marks one voice per language tag `recommended`: the most natural engine's first voice (by id). */
 function markRecommended(voices: readonly Voice[]): Voice[] {
@@ -54,7 +55,7 @@ function compareVoices(a: Voice, b: Voice): number {
 
 /**
  * Starts the engines (eSpeak NG and Flite warm, Festival when installed, Piper with one process ready when it has
- * voices, each of which it loads on first use) and lists their voices once.
+ * voices, each of which it loads on first use, RHVoice with one process ready when installed) and lists their voices once.
  */
 export async function createEngines(options: EngineOptions): Promise<EngineRegistry> {
   const started = await Promise.allSettled([
@@ -62,14 +63,21 @@ export async function createEngines(options: EngineOptions): Promise<EngineRegis
     FliteEngine.create(options),
     FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir, festivalPath: options.festivalPath }),
     PiperEngine.create(options),
+    RhvoiceEngine.create({ poolSize: options.poolSize, jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir }),
   ]);
-  const [espeak, flite, festival, piper] = started;
-  if (espeak.status === 'rejected' || flite.status === 'rejected' || festival.status === 'rejected' || piper.status === 'rejected') {
+  const [espeak, flite, festival, piper, rhvoice] = started;
+  if (
+    espeak.status === 'rejected' ||
+    flite.status === 'rejected' ||
+    festival.status === 'rejected' ||
+    piper.status === 'rejected' ||
+    rhvoice.status === 'rejected'
+  ) {
     await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
     const failure = started.find((result) => result.status === 'rejected');
     throw failure?.reason;
   }
-  return new Registry(espeak.value, [espeak.value, flite.value, festival.value, piper.value]).load();
+  return new Registry(espeak.value, [espeak.value, flite.value, festival.value, piper.value, rhvoice.value]).load();
 }
 
 class Registry implements EngineRegistry {

@@ -1,0 +1,98 @@
+import { AppError } from '../../errors.js';
+import type { Voice } from '../voice.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import { HostWorker, hostModulePath } from '../host-worker.js';
+import { sanitizeText } from '../mapped-text.js';
+import { WorkerPool } from '../worker-pool.js';
+import { isRhvoiceResult, type RhvoiceJob, type RhvoiceResult } from './protocol.js';
+import { installedRhvoiceVoices, RHVOICE_ENGINE, RHVOICE_VOICES_DIR } from './voices.js';
+import { rhvoiceWordTimings } from './words.js';
+
+export interface RhvoiceEngineOptions {
+  /** Child processes, each running one job at a time; one is started ahead of demand. */
+  poolSize: number;
+  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
+  jobTimeoutMs?: number;
+  /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
+  tempDir?: string;
+  /** Host entry module; tests substitute one that misbehaves on purpose. */
+  hostModule?: string;
+  /** Default Debian's. */
+  voicesDir?: string;
+}
+
+/** RHVoice (Debian's librhvoice5 and rhvoice-english, LGPL) in child processes; no voices when it is not installed. */
+export class RhvoiceEngine implements Engine {
+  readonly name = RHVOICE_ENGINE;
+
+  private readonly byId: ReadonlyMap<string, Voice>;
+
+  private constructor(
+    private readonly pool: WorkerPool<RhvoiceJob, RhvoiceResult> | undefined,
+    voices: readonly Voice[],
+  ) {
+    this.byId = new Map(voices.map((voice) => [voice.id, voice]));
+  }
+
+  static async create(options: RhvoiceEngineOptions): Promise<RhvoiceEngine> {
+    // Checked before any process starts: nothing to start where the voices are not installed.
+    if ((await installedRhvoiceVoices(0, options.voicesDir ?? RHVOICE_VOICES_DIR)).length === 0) return new RhvoiceEngine(undefined, []);
+    const module = options.hostModule ?? hostModulePath('rhvoice-host', import.meta.url);
+    const pool = new WorkerPool<RhvoiceJob, RhvoiceResult>({
+      size: options.poolSize,
+      warm: 1,
+      jobTimeoutMs: options.jobTimeoutMs,
+      start: () => HostWorker.start<RhvoiceJob, RhvoiceResult>({ module, isResult: isRhvoiceResult, tempDir: options.tempDir }),
+    });
+    try {
+      await pool.warmUp();
+      const description = await pool.run({ kind: 'describe' });
+      if (description.kind !== 'description') throw new Error('RHVoice did not list its voices.');
+      const known = new Set(description.voices);
+      const voices = (await installedRhvoiceVoices(description.sampleRate, options.voicesDir)).filter((voice) =>
+        known.has(voiceName(voice.id)),
+      );
+      if (voices.length > 0 && description.sampleRate > 0) return new RhvoiceEngine(pool, voices);
+    } catch {
+      // The voices are there but the library is missing or broken: like an engine not installed.
+    }
+    await pool.close();
+    return new RhvoiceEngine(undefined, []);
+  }
+
+  listVoices(): Promise<Voice[]> {
+    return Promise.resolve([...this.byId.values()]);
+  }
+
+  findVoice(voiceId: string): Voice | undefined {
+    return this.byId.get(voiceId.toLowerCase());
+  }
+
+  async synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
+    const voice = this.findVoice(voiceId);
+    if (!this.pool || !voice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
+    const source = sanitizeText(text);
+    const result = await this.pool.run({ kind: 'synthesize', voice: voiceName(voice.id), text: source }, options);
+    if (result.kind !== 'speech') {
+      throw new AppError('ENGINE_FAILED', { message: 'RHVoice answered with something else than speech.' });
+    }
+    return {
+      samples: result.samples,
+      sampleRate: result.sampleRate,
+      words: rhvoiceWordTimings(source, result.words, result.sampleRate, result.samples.length),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  /** PIDs of the engine's child processes (diagnostics, tests). */
+  pids(): number[] {
+    return this.pool?.pids() ?? [];
+  }
+}
+
+function voiceName(voiceId: string): string {
+  return voiceId.slice(RHVOICE_ENGINE.length + 1);
+}
