@@ -6,11 +6,13 @@ import { resolveMediaTools } from '../src/media/tools.js';
 const MB = 1024;
 
 /** A child process of the server, by what it runs; ffmpeg and ffprobe are measured by their wrappers instead. */
-export type ChildKind = 'eSpeak NG host (node)' | 'Flite host (node)' | 'Festival' | 'esbuild (tsx loader)' | 'ffmpeg' | 'other';
+export type ChildKind = 'eSpeak NG host (node)' | 'Flite host (node)' | 'Piper host (node)' | 'RHVoice host (node)' | 'Festival' | 'esbuild (tsx loader)' | 'ffmpeg' | 'other';
 
 function kindOf(commandLine: string): ChildKind {
   if (commandLine.includes('espeak-host')) return 'eSpeak NG host (node)';
   if (commandLine.includes('flite-host')) return 'Flite host (node)';
+  if (commandLine.includes('piper-host')) return 'Piper host (node)';
+  if (commandLine.includes('rhvoice-host')) return 'RHVoice host (node)';
   if (/(^|\/)festival\b/.test(commandLine)) return 'Festival';
   if (/(^|\/)esbuild\b/.test(commandLine)) return 'esbuild (tsx loader)';
   if (/(^|\/)(ffmpeg|ffprobe|time)\b/.test(commandLine)) return 'ffmpeg';

@@ -1,6 +1,7 @@
 // Child process entry: keeps one eSpeak NG WebAssembly instance warm and synthesizes one job at a time.
 import createEspeakModule from '@echogarden/espeak-ng-emscripten';
 import { serveJobs } from './host-runtime.js';
+import { concatSamples } from './wav.js';
 import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './espeak-protocol.js';
 
 const VARIANTS_DIR = '/usr/share/espeak-ng-data/voices/!v';
@@ -41,13 +42,7 @@ function synthesize(voice: string, ssml: string): EspeakResult {
     }
     return false;
   });
-  const samples = new Int16Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    samples.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return { kind: 'speech', samples, sampleRate: synthesizer.samplerate, events };
+  return { kind: 'speech', samples: concatSamples(chunks), sampleRate: synthesizer.samplerate, events };
 }
 
 /** eSpeak reports its pause phonemes with an empty IPA name (or `_` names in ASCII mode). */

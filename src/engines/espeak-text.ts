@@ -1,6 +1,6 @@
 import type { WordTiming } from './types.js';
 import type { EspeakEvent } from './espeak-protocol.js';
-import { forEachCodePoint, MappedTextBuilder, type MappedText } from './mapped-text.js';
+import { forEachCodePoint, MappedTextBuilder, wordSegmenter, type MappedText } from './mapped-text.js';
 
 const SSML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 
@@ -31,23 +31,8 @@ interface Anchor {
   seconds: number;
 }
 
-const segmenters = new Map<string, Intl.Segmenter>();
-
-function segmenter(language: string): Intl.Segmenter {
-  let found = segmenters.get(language);
-  if (!found) {
-    try {
-      found = new Intl.Segmenter(language, { granularity: 'word' });
-    } catch {
-      found = new Intl.Segmenter(undefined, { granularity: 'word' });
-    }
-    segmenters.set(language, found);
-  }
-  return found;
-}
-
 function segmentsOf(text: string, language: string): Segment[] {
-  return [...segmenter(language).segment(text)].map(({ index, segment }) => ({
+  return [...wordSegmenter(language).segment(text)].map(({ index, segment }) => ({
     start: index,
     end: index + segment.length,
     isSpace: /^\s+$/u.test(segment),

@@ -96,3 +96,19 @@ export function forEachCodePoint(text: string, visit: (char: string, offset: num
     offset += char.length;
   }
 }
+
+const wordSegmenters = new Map<string, Intl.Segmenter>();
+
+/** A word segmenter for a language, made once; a tag ICU does not take gets the default's word breaks. */
+export function wordSegmenter(language: string): Intl.Segmenter {
+  let found = wordSegmenters.get(language);
+  if (!found) {
+    try {
+      found = new Intl.Segmenter(language, { granularity: 'word' });
+    } catch {
+      found = new Intl.Segmenter(undefined, { granularity: 'word' });
+    }
+    wordSegmenters.set(language, found);
+  }
+  return found;
+}

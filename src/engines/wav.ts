@@ -46,3 +46,14 @@ export function isPcmAudio(value: unknown): value is PcmAudio {
     value.sampleRate > 0
   );
 }
+
+/** The pieces of a recording, in order, as one run of samples. */
+export function concatSamples(pieces: readonly Int16Array[]): Int16Array {
+  const samples = new Int16Array(pieces.reduce((total, piece) => total + piece.length, 0));
+  let offset = 0;
+  for (const piece of pieces) {
+    samples.set(piece, offset);
+    offset += piece.length;
+  }
+  return samples;
+}

@@ -7,6 +7,11 @@ function round(amount: number): number {
   return Math.round(amount * 1e6) / 1e6;
 }
 
+/** Seconds as the API states them: to the millisecond. */
+export function roundSeconds(seconds: number): number {
+  return Math.round(seconds * 1000) / 1000;
+}
+
 export function ttsCost(pricing: Pricing, characters: number): number {
   return round((characters / 1000) * pricing.ttsPer1kChars);
 }

@@ -57,11 +57,6 @@ export class ClientQuota {
     };
   }
 
-  /** Clients tracked now (bounded by those with a job or a charge in the current window). */
-  get size(): number {
-    return this.clients.size;
-  }
-
   private usageOf(clientId: string, now: number): ClientUsage {
     this.sweep(now);
     let usage = this.clients.get(clientId);

@@ -7,13 +7,12 @@ import type { EngineName, Speaker } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
-import { AppError, abortError, processFailure } from '../errors.js';
+import { AppError, abortError, rethrowAsAppError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { EDGE_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions } from './pcm.js';
 import type { Speech, SpokenSpan } from './speech.js';
-import { ProcessError } from '../media/process.js';
 import type { ScratchSpace } from '../storage/scratch.js';
-import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
+import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
 import { OutputBudget } from './output-budget.js';
 import { splitSentences, type TextSpan } from './sentences.js';
 import { timedWordsIn, type SpokenWord } from './words.js';
@@ -174,9 +173,7 @@ export class Synthesizer {
     const maxSeconds = this.limits.audioSeconds * tempo;
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
       const speech = await this.speak(speaking, maxSeconds);
-      const folder = await this.scratch.folder('audio').catch((cause: unknown) => {
-        throw new AppError('STORAGE_FAILED', { cause });
-      });
+      const folder = await this.scratch.folder('audio').catch(storageFailed);
       try {
         const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[request.encoding].extension}`);
         await encodeSpeech(this.ffmpeg, speech, { ...options, output: file }).catch(rethrowAsAppError('MEDIA_FAILED'));
@@ -231,20 +228,6 @@ function measureAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, sig
 
 function pcmBytes(samples: Int16Array): Buffer {
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-}
-
-/** Maps a ProcessError to the API's error for its cause: canceled, timed out, or failed. */
-export function rethrowAsAppError(failedCode: 'MEDIA_FAILED' | 'ENGINE_FAILED') {
-  return (error: unknown): never => {
-    if (error instanceof AppError) throw error;
-    if (error instanceof ProcessError) {
-      if (error.isCanceled || error.timedOut) throw processFailure(error, failedCode, error);
-      if (/No space left|Permission denied|Read-only file system/i.test(error.stderrTail)) {
-        throw new AppError('STORAGE_FAILED', { cause: error });
-      }
-    }
-    throw new AppError(failedCode, { cause: error });
-  };
 }
 
 /**

@@ -1,10 +1,10 @@
-import { AppError } from '../errors.js';
+import { AppError, rethrowAsAppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
-import { rethrowAsAppError, type Synthesizer } from '../speech/synthesizer.js';
+import type { Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable } from './font.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';

@@ -4,7 +4,7 @@ import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
 import { HostWorker, hostModulePath } from '../host-worker.js';
 import { sanitizeText } from '../mapped-text.js';
 import { WorkerPool } from '../worker-pool.js';
-import { PIPER_ENGINE, PiperVoiceCatalog, type SkippedVoice } from './catalog.js';
+import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 
@@ -69,11 +69,6 @@ export class PiperEngine implements Engine {
 
   findVoice(voiceId: string): Voice | undefined {
     return this.catalog.find(voiceId)?.voice;
-  }
-
-  /** Model files found but not listed, and why (a config that does not parse, an unsupported phoneme type…). */
-  skippedVoices(): readonly SkippedVoice[] {
-    return this.catalog.skipped;
   }
 
   /** `options.speed` is honoured: the model speaks faster or slower (its length scale), at its own pitch. */

@@ -3,6 +3,7 @@ import type { PiperModel, Scales } from './model.js';
 import { PAUSES, type Phonemizer } from './phonemizer.js';
 import type { SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
+import { concatSamples } from '../wav.js';
 
 /** Ids per inference at most: its memory grows with them (400 ids ≈ 340 MB at peak, 1000 ≈ 700 MB). */
 export const MAX_IDS = 400;
@@ -141,11 +142,5 @@ export async function speak(phonemizer: Phonemizer, model: PiperModel, text: str
     sentencePcm.push(toPcm(audio, length));
     offset += length;
   }
-  const samples = new Int16Array(offset);
-  let at = 0;
-  for (const pcm of sentencePcm) {
-    samples.set(pcm, at);
-    at += pcm.length;
-  }
-  return { samples, words: timed ? words.list() : null };
+  return { samples: concatSamples(sentencePcm), words: timed ? words.list() : null };
 }

@@ -1,5 +1,6 @@
 import type { WordTiming } from '../types.js';
 import type { SpokenWordSpan } from './protocol.js';
+import { wordSegmenter } from '../mapped-text.js';
 
 interface TextWord {
   start: number;
@@ -8,15 +9,6 @@ interface TextWord {
   /** Samples of the eSpeak words that fall on it, NaN while none has. */
   from: number;
   to: number;
-}
-
-function wordSegmenter(language: string): Intl.Segmenter {
-  try {
-    return new Intl.Segmenter(language, { granularity: 'word' });
-  } catch {
-    // A tag ICU does not take: word breaks are much the same in most languages.
-    return new Intl.Segmenter('en', { granularity: 'word' });
-  }
 }
 
 /** The text's runs that are not spaces (words, numbers, marks), as Intl.Segmenter splits them. */

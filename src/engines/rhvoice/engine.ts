@@ -5,7 +5,7 @@ import { HostWorker, hostModulePath } from '../host-worker.js';
 import { sanitizeText } from '../mapped-text.js';
 import { WorkerPool } from '../worker-pool.js';
 import { isRhvoiceResult, type RhvoiceJob, type RhvoiceResult } from './protocol.js';
-import { installedRhvoiceVoices, RHVOICE_ENGINE, RHVOICE_VOICES_DIR } from './voices.js';
+import { installedRhvoiceVoices, RHVOICE_ENGINE } from './voices.js';
 import { rhvoiceWordTimings } from './words.js';
 
 export interface RhvoiceEngineOptions {
@@ -17,8 +17,6 @@ export interface RhvoiceEngineOptions {
   tempDir?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
-  /** Default Debian's. */
-  voicesDir?: string;
 }
 
 /** RHVoice (Debian's librhvoice5 and rhvoice-english, LGPL) in child processes; no voices when it is not installed. */
@@ -36,7 +34,8 @@ export class RhvoiceEngine implements Engine {
 
   static async create(options: RhvoiceEngineOptions): Promise<RhvoiceEngine> {
     // Checked before any process starts: nothing to start where the voices are not installed.
-    if ((await installedRhvoiceVoices(0, options.voicesDir ?? RHVOICE_VOICES_DIR)).length === 0) return new RhvoiceEngine(undefined, []);
+    const installed = await installedRhvoiceVoices();
+    if (installed.length === 0) return new RhvoiceEngine(undefined, []);
     const module = options.hostModule ?? hostModulePath('rhvoice-host', import.meta.url);
     const pool = new WorkerPool<RhvoiceJob, RhvoiceResult>({
       size: options.poolSize,
@@ -49,9 +48,9 @@ export class RhvoiceEngine implements Engine {
       const description = await pool.run({ kind: 'describe' });
       if (description.kind !== 'description') throw new Error('RHVoice did not list its voices.');
       const known = new Set(description.voices);
-      const voices = (await installedRhvoiceVoices(description.sampleRate, options.voicesDir)).filter((voice) =>
-        known.has(voiceName(voice.id)),
-      );
+      const voices = installed
+        .filter((voice) => known.has(voiceName(voice.id)))
+        .map((voice) => ({ ...voice, sampleRate: description.sampleRate }));
       if (voices.length > 0 && description.sampleRate > 0) return new RhvoiceEngine(pool, voices);
     } catch {
       // The voices are there but the library is missing or broken: like an engine not installed.

@@ -3,6 +3,7 @@ import { serveJobs } from '../host-runtime.js';
 import { RhvoiceLibrary, type TextSpan } from './library.js';
 import type { RhvoiceJob, RhvoiceResult, RhvoiceWordMark } from './protocol.js';
 import { RHVOICE_VOICES } from './voices.js';
+import { concatSamples } from '../wav.js';
 
 const WARM_UP_TEXT = 'Hello there.';
 
@@ -53,12 +54,7 @@ function synthesize(voice: string, text: string): RhvoiceResult {
     },
   });
   if (!ok || sampleRate === 0) throw new Error(`RHVoice failed to synthesize with ${voice}`);
-  const samples = new Int16Array(delivered);
-  let offset = 0;
-  for (const chunk of chunks) {
-    samples.set(chunk, offset);
-    offset += chunk.length;
-  }
+  const samples = concatSamples(chunks);
   // A word the voice never closed ends where the speech does.
   for (const word of open) word.endSample = delivered;
   return { kind: 'speech', samples, sampleRate, words };

@@ -4,7 +4,7 @@ import type { Voice } from '../voice.js';
 
 export const RHVOICE_ENGINE = 'rhvoice';
 /** Where Debian's rhvoice-english puts each voice (voice.info, data). */
-export const RHVOICE_VOICES_DIR = '/usr/share/RHVoice/voices';
+const RHVOICE_VOICES_DIR = '/usr/share/RHVoice/voices';
 
 /**
  * The English voices offered: the CMU ARCTIC ones. Not evgeniy-eng or lyubov, whose licence forbids commercial use.
@@ -18,8 +18,8 @@ export const RHVOICE_VOICES: readonly { name: string; language: string }[] = [
   { name: 'slt', language: 'en-US' },
 ];
 
-/** The offered voices installed here (those with a voice.info), with their gender from it and the rate the host measured. */
-export async function installedRhvoiceVoices(sampleRate: number, voicesDir = RHVOICE_VOICES_DIR): Promise<Voice[]> {
+/** The offered voices installed here (those with a voice.info), with their gender from it; the sample rate is the host's to tell (0 until then). */
+export async function installedRhvoiceVoices(voicesDir = RHVOICE_VOICES_DIR): Promise<Voice[]> {
   const voices = await Promise.all(
     RHVOICE_VOICES.map(async ({ name, language }): Promise<Voice | undefined> => {
       let info: string;
@@ -36,7 +36,7 @@ export async function installedRhvoiceVoices(sampleRate: number, voicesDir = RHV
         language,
         gender: gender === 'female' || gender === 'male' ? gender : null,
         engine: RHVOICE_ENGINE,
-        sampleRate,
+        sampleRate: 0,
         wordTimings: true,
       };
     }),

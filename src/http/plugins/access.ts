@@ -5,6 +5,7 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import { FILES_PREFIX, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { clientId } from '../job-client.js';
 
 /** Routes anyone may call, keys or not: health, metrics, API docs and the generated files. */
 const PUBLIC_ROUTES = ['/healthz', '/readyz', '/metrics', '/docs', `${FILES_PREFIX}/`];
@@ -111,7 +112,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config }): 
       timeWindow: config.rateLimit.windowMs,
       hook: 'onRequest',
       allowList: (request) => isPublicRoute(request),
-      keyGenerator: (request) => (request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`),
+      keyGenerator: clientId,
       errorResponseBuilder: (_request, context) =>
         new AppError('RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) }),
     });

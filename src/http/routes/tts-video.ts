@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { jobClient } from '../job-client.js';
-import { videoCost } from '../pricing.js';
+import { roundSeconds, videoCost } from '../pricing.js';
 import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
 import { VideoMaker } from '../../video/maker.js';
 
@@ -28,7 +28,7 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
         status: 'success' as const,
         url: result.video.url,
         captionsUrl: result.captions.url,
-        duration: Math.round(result.duration * 1000) / 1000,
+        duration: roundSeconds(result.duration),
         cost: videoCost(app.config.pricing, text.length, result.duration),
         currency: app.config.pricing.currency,
         width: result.size.width,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { jobClient } from '../job-client.js';
-import { ttsCost } from '../pricing.js';
+import { roundSeconds, ttsCost } from '../pricing.js';
 import { ErrorBody, TtsRequest, TtsResponse } from '../schemas.js';
 
 const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -24,7 +24,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return {
         status: 'success' as const,
         url: result.file.url,
-        duration: round3(result.duration),
+        duration: roundSeconds(result.duration),
         cost: ttsCost(app.config.pricing, text.length),
         currency: app.config.pricing.currency,
         format,
@@ -48,9 +48,5 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
-
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
 
 export default ttsRoutes;

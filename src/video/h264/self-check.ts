@@ -57,8 +57,6 @@ export async function checkSplicing(ffmpeg: Ffmpeg, picture: PictureFilters, opt
 
 /** What is wrong with the spliced check picture, if anything. */
 async function renderAndDecode(ffmpeg: Ffmpeg, picture: PictureFilters, options: SpliceCheckOptions): Promise<string | undefined> {
-  // fluent-ffmpeg throws out of its event handler when the binary cannot be spawned at all: ask first.
-  if (!(await ffmpeg.available())) return 'ffmpeg or ffprobe cannot be run';
   const folder = await (options.scratch ?? osTempScratch).folder('splice-check');
   const workDir = folder.path;
   const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? 15_000 };
