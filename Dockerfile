@@ -17,10 +17,13 @@ COPY scripts ./scripts
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
 
 FROM node:24-bookworm-slim
-# ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with the HTS voice for the most natural English.
+# ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with its HTS voice; RHVoice's English voices
+# (bookworm-backports, non-free) where apt reaches them: both optional engines, the neural voice is the default.
+COPY script/install-rhvoice /tmp/install-rhvoice
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini \
- && rm -rf /var/lib/apt/lists/*
+ && bash /tmp/install-rhvoice \
+ && rm -rf /var/lib/apt/lists/* /tmp/install-rhvoice
 
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -13,7 +13,7 @@ import { PORTRAIT } from './video.js';
 export const NEURAL_VOICE = 'piper:en_US-joe-medium';
 
 /** Each engine's main English voice, the most natural first; only those the server lists are measured. */
-export const ENGLISH_VOICES = [NEURAL_VOICE, 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
+export const ENGLISH_VOICES = [NEURAL_VOICE, 'rhvoice:clb', 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
 
 /** Seconds of audio per second of wall time: the median and every run. */
 export interface Factor {
