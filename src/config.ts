@@ -64,6 +64,12 @@ export const EnvSchema = Type.Object({
   }),
   MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest audio one request may make (the file, after speed).' }),
   MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 300, description: 'Longest video one request may make.' }),
+  KEYFRAME_SECONDS: Type.Number({
+    minimum: 0.5,
+    maximum: 10,
+    default: 2,
+    description: 'Seconds between keyframes in videos: a player seeks to the one before the time asked and decodes on from it.',
+  }),
   SCRATCH_DIR: Type.Optional(
     Type.String({ minLength: 1, description: 'Scratch space (video parts, engine files); default `voxreel` in the OS temp dir.' }),
   ),
@@ -113,6 +119,8 @@ export interface Config {
   minFreeDiskBytes: number;
   /** Longest output of one request, in seconds. */
   maxOutput: { audioSeconds: number; videoSeconds: number };
+  /** Seconds between keyframes in videos. */
+  keyframeSeconds: number;
   /** Absolute path of the scratch-space root. */
   scratchDir: string;
   /** Absolute path of the folder of Piper voices (it may be missing). */
@@ -180,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clientQuota: { maxJobs: parsed.CLIENT_MAX_JOBS, characters: parsed.CLIENT_CHARACTERS_PER_WINDOW },
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
     maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
+    keyframeSeconds: parsed.KEYFRAME_SECONDS,
     scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
     voicesDir: path.resolve(parsed.VOICES_DIR),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },

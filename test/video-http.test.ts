@@ -99,8 +99,8 @@ describe('POST /tts-video refusals', () => {
     { name: 'fps too high', body: { text, voice: VOICE, fps: 120 }, status: 400, code: 'VALIDATION_ERROR', field: 'fps' },
     { name: 'fps not whole', body: { text, voice: VOICE, fps: 29.97 }, status: 400, code: 'VALIDATION_ERROR', field: 'fps' },
     { name: 'unknown frame rate mode', body: { text, voice: VOICE, frame_rate: 'vfr' }, status: 400, code: 'VALIDATION_ERROR', field: 'frame_rate' },
-    { name: 'unknown field', body: { text, voice: VOICE, background: 'red' }, status: 400, code: 'VALIDATION_ERROR', field: 'background' },
-    { name: 'CJK with captions', body: { text: '你好，世界。', voice: VOICE }, status: 422, code: 'UNSUPPORTED_TEXT', field: 'text' },
+    { name: 'unknown field', body: { text, voice: VOICE, backdrop: 'red' }, status: 400, code: 'VALIDATION_ERROR', field: 'backdrop' },
+    { name: 'Ethiopic, which no shipped font draws', body: { text: 'ሰላም ዓለም', voice: VOICE }, status: 422, code: 'UNSUPPORTED_TEXT', field: 'text' },
     { name: 'emoji the font lacks', body: { text: 'Lift off 🚀', voice: VOICE }, status: 422, code: 'UNSUPPORTED_TEXT', field: 'text' },
   ];
 

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
 import type { Captions } from '../src/video/captions.js';
 import { frameSize } from '../src/video/frame.js';
-import { keyFrames, layoutCaptions } from '../src/video/layout.js';
-import { renderVideo } from '../src/video/render.js';
+import { layoutCaptions } from '../src/video/layout.js';
+import { pictureFrames } from '../src/video/h264/index.js';
+import { KEYFRAME_SECONDS, renderVideo } from '../src/video/render.js';
 import type { FrameRate } from '../src/http/schemas.js';
 import { decodeFrame, ffmpeg, frameHashes, meanVolume, probe, rawStreams } from './media.js';
 import { useTempDir } from './temp-dir.js';
@@ -79,8 +80,9 @@ describe('renderVideo at every size', () => {
       for (const cue of [0, captions.cues.length - 1]) {
         const { count, box } = captionPixels(await decodeFrame(file, frameInCue(captions, cue), FPS), width);
         expect(count).toBeGreaterThan(200);
-        expect(box!.left).toBeGreaterThanOrEqual(captions.box.marginSide - captions.box.outline - 2);
-        expect(box!.right).toBeLessThanOrEqual(width - captions.box.marginSide + captions.box.outline + 2);
+        expect(box!.left).toBeGreaterThanOrEqual(captions.box.marginLeft - captions.box.outline - 2);
+        expect(box!.right).toBeLessThanOrEqual(width - captions.box.marginRight + captions.box.outline + 2);
+        if (aspectRatio === '9:16') expect(box!.right).toBeLessThanOrEqual(width * 0.85);
         expect(box!.bottom).toBeLessThanOrEqual(height - captions.box.marginBottom + captions.box.outline + 2);
         if (aspectRatio === '9:16') expect(box!.bottom).toBeLessThan(height * 0.8);
       }
@@ -136,7 +138,8 @@ describe('renderVideo options', () => {
     const variable = await render('1080p', '9:16', { frameRate: 'variable' });
     const [video, audio] = await rawStreams(variable.file);
     expect(video).toMatchObject({ codec_name: 'h264', pix_fmt: 'yuv420p', width: 1080, height: 1920 });
-    expect(Number(video?.nb_frames)).toBe(keyFrames(variable.captions).length);
+    // One picture per caption change, plus an IDR picture every KEYFRAME_SECONDS.
+    expect(Number(video?.nb_frames)).toBe(pictureFrames(variable.captions, KEYFRAME_SECONDS * FPS).length);
     expect(Math.abs(Number(video?.duration) - speech.duration)).toBeLessThan(0.05);
     expect(Math.abs(Number(audio?.duration) - speech.duration)).toBeLessThan(0.05);
     const [a, b] = await Promise.all([hashesAtFps(constant.file), hashesAtFps(variable.file)]);

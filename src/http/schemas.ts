@@ -97,7 +97,7 @@ export const TtsVideoRequest = Type.Object(
         default: true,
         description:
           'Burn captions into the picture: up to two lines at a time, the word being spoken highlighted. ' +
-          'With true, text the captions font cannot draw (CJK, Indic, Thai, most emoji) is refused with UNSUPPORTED_TEXT. ' +
+          'With true, text no shipped font draws (most emoji; scripts beyond Latin, Greek, Cyrillic, Hebrew, Arabic, CJK, Devanagari and Thai) is refused with UNSUPPORTED_TEXT. ' +
           'The WebVTT file (`captionsUrl`) is published either way.',
       }),
     ),

@@ -63,27 +63,36 @@ function cutToFit(text: string, fits: LineFits): string[] {
   return pieces;
 }
 
+/** How big a cue may grow: lines (MAX_LINES by default) and, for styles that show a few words at a time, words. */
+export interface CueShape {
+  maxLines?: number;
+  maxWords?: number;
+}
+
 /**
  * The one caption breaker: greedy line filling with `fits`; a line ends at a line break of the request text, a cue
- * at a sentence, a long pause, or after MAX_LINES full lines.
+ * at a sentence, a long pause, after `maxLines` full lines or once it holds `maxWords` words.
  */
-export function breakIntoCues(words: readonly CaptionText[], fits: LineFits): CueGroup[] {
+export function breakIntoCues(words: readonly CaptionText[], fits: LineFits, shape: CueShape = {}): CueGroup[] {
+  const maxLines = shape.maxLines ?? MAX_LINES;
+  const maxWords = shape.maxWords ?? Infinity;
   const cut = words.map((word) => cutToFit(word.text, fits));
   const groups: CaptionPiece[][][] = [];
   let lines: CaptionPiece[][] = [[]];
   const lineText = (line: readonly CaptionPiece[]) => line.map((piece) => piece.text).join(' ');
   const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
   const newLine = () => {
-    if (lines.length < MAX_LINES) lines.push([]);
+    if (lines.length < maxLines) lines.push([]);
     else newCue();
   };
+  const wordsInCue = () => new Set(lines.flat().map((piece) => piece.word)).size;
   const newCue = () => {
     if (currentLine().length > 0 || lines.length > 1) groups.push(lines);
     lines = [[]];
   };
   words.forEach((word, index) => {
     const previous = words[index - 1];
-    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS)) newCue();
+    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS) || wordsInCue() >= maxWords) newCue();
     else if (word.breakBefore && currentLine().length > 0) newLine();
     for (const text of cut[index] as string[]) {
       const line = currentLine();

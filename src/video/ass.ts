@@ -1,4 +1,4 @@
-import { CAPTION_FONT } from './font.js';
+import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import type { CaptionPiece, Captions } from './captions.js';
 import type { CaptionBand } from './h264/band.js';
 
@@ -44,13 +44,30 @@ export function boundaryCentiseconds(frame: number, fps: number): number {
   return frame === 0 ? 0 : Math.floor(((frame * 1000) / fps - 1) / 10);
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number): string {
+/**
+ * A piece of text with each run the style's font lacks in an explicit `\fn` of the fallback face that measured it,
+ * so libass draws exactly what layout measured; family names come from our registry, never from the text. The weight
+ * is asked for exactly too: libass takes the closest weight of a family among our fonts and fontconfig's, so a
+ * regular DejaVu Sans of the system would beat our bold one under a style that is not bold.
+ */
+function drawnText(text: string, font: CaptionFont): string {
+  const { primary } = font;
+  const select = (face: FontFace, weightChanges: boolean) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}}`;
+  return font
+    .runs(text)
+    .map(({ text: run, face }) => {
+      if (face === primary) return escapeAssText(run);
+      const weightChanges = face.bold !== primary.bold;
+      return `${select(face, weightChanges)}${escapeAssText(run)}${select(primary, weightChanges)}`;
+    })
+    .join('');
+}
+
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont): string {
   const highlight = `{\\1c${assColour(CAPTION_COLOURS.highlight)}&}`;
   const plain = `{\\1c${assColour(CAPTION_COLOURS.text)}&}`;
   return lines
-    .map((line) =>
-      line.map((piece) => (piece.word === lit ? `${highlight}${escapeAssText(piece.text)}${plain}` : escapeAssText(piece.text))).join(' '),
-    )
+    .map((line) => line.map((piece) => (piece.word === lit ? `${highlight}${drawnText(piece.text, font)}${plain}` : drawnText(piece.text, font))).join(' '))
     .join('\\N');
 }
 
@@ -60,16 +77,17 @@ function dialogueText(lines: readonly CaptionPiece[][], lit: number): string {
  */
 export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, height: captions.box.height }): string {
   const { box } = captions;
+  const font = captionFont(captions.family);
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = [
     'Caption',
-    CAPTION_FONT.family,
+    font.primary.family,
     box.fontSize,
     assColour(CAPTION_COLOURS.text),
     assColour(CAPTION_COLOURS.text),
     assColour(CAPTION_COLOURS.outline),
     '&H80000000',
-    CAPTION_FONT.bold ? -1 : 0,
+    font.primary.bold ? -1 : 0,
     0, // italic, underline, strike-out
     0,
     0,
@@ -81,8 +99,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     box.outline,
     0, // shadow
     2, // alignment: bottom centre
-    box.marginSide,
-    box.marginSide,
+    box.marginLeft,
+    box.marginRight,
     marginBottom,
     1,
   ].join(',');
@@ -90,7 +108,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     const cue = captions.cues[state.cue];
     const start = assTime(boundaryCentiseconds(state.startFrame, captions.fps));
     const end = assTime(boundaryCentiseconds(state.endFrame, captions.fps));
-    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word)}`;
+    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word, font)}`;
   });
   return [
     '[Script Info]',

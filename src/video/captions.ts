@@ -1,5 +1,6 @@
 import type { CaptionPiece } from '../speech/captions.js';
 import type { SpokenWord } from '../speech/words.js';
+import type { CaptionFamily } from './font.js';
 import type { CaptionBox } from './frame.js';
 
 /** Burned-in captions: the words, their cues, and the frames at which the picture changes. */
@@ -29,6 +30,8 @@ export interface Captions {
   /** Frames in the whole video: the narration's length rounded to whole frames. */
   frames: number;
   box: CaptionBox;
+  /** The font family the lines were measured in, and are drawn in; `sans` when absent. */
+  family?: CaptionFamily;
   words: CaptionWord[];
   /** Frame at which each word lights up. */
   wordFrames: number[];

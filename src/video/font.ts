@@ -1,67 +1,203 @@
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as fontkit from 'fontkit';
 import { AppError } from '../errors.js';
 
 /**
- * The captions font ships with the project (npm `dejavu-fonts-ttf`, Bitstream Vera licence with DejaVu changes
- * in the public domain), so captions look the same on a machine without system fonts. libass reads it from
- * FONTS_DIR; fontkit measures it here with the same metrics.
+ * Caption fonts ship with the project, so captions look the same on a machine without system fonts: DejaVu Sans
+ * (npm `dejavu-fonts-ttf`, Bitstream Vera licence with DejaVu changes in the public domain), Noto and Anton (npm
+ * `@expo-google-fonts/*`, SIL OFL). libass gets only the files a script names (fontsDirFor); fontkit measures the
+ * same files here, with the same fallback.
  */
-export const FONTS_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
+const packageDir = (name: string) => path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 
-export const CAPTION_FONT = {
-  family: 'DejaVu Sans',
-  bold: true,
-  file: path.join(FONTS_DIR, 'DejaVuSans-Bold.ttf'),
-} as const;
+/** DejaVu's own folder (every DejaVu face): the captions font folder before font families existed. */
+export const FONTS_DIR = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
 
-/** Code points that draw nothing of their own: spacing, controls, format characters, variation selectors. */
-const INVISIBLE = /[\s\p{Cc}\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/u;
+/** One font file as libass selects it: by family name, bold or not. */
+export interface FontFace {
+  family: string;
+  bold: boolean;
+  file: string;
+}
+
+const expoFont = (name: string, file: string) => path.join(packageDir(`@expo-google-fonts/${name}`), file);
+
+const FACES = {
+  dejavuSans: { family: 'DejaVu Sans', bold: true, file: path.join(FONTS_DIR, 'DejaVuSans-Bold.ttf') },
+  notoSerif: { family: 'Noto Serif', bold: true, file: expoFont('noto-serif', '700Bold/NotoSerif_700Bold.ttf') },
+  // One weight only, already heavy: asking libass for bold would embolden it further.
+  anton: { family: 'Anton', bold: false, file: expoFont('anton', '400Regular/Anton_400Regular.ttf') },
+  // Simplified and traditional hanzi, kana and Japanese kanji; Noto Sans JP (49 MB) would add only some 400 rare kanji.
+  notoSansSC: { family: 'Noto Sans SC', bold: true, file: expoFont('noto-sans-sc', '700Bold/NotoSansSC_700Bold.ttf') },
+  // Hangul, which SC lacks.
+  notoSansKR: { family: 'Noto Sans KR', bold: true, file: expoFont('noto-sans-kr', '700Bold/NotoSansKR_700Bold.ttf') },
+  notoSansDevanagari: { family: 'Noto Sans Devanagari', bold: true, file: expoFont('noto-sans-devanagari', '700Bold/NotoSansDevanagari_700Bold.ttf') },
+  notoSansThai: { family: 'Noto Sans Thai', bold: true, file: expoFont('noto-sans-thai', '700Bold/NotoSansThai_700Bold.ttf') },
+} as const satisfies Record<string, FontFace>;
+
+/**
+ * After a family's own face: DejaVu first, so an alphabet the face lacks (Cyrillic for Anton, Hebrew for Noto Serif)
+ * is drawn by one face (the CJK fonts hold a few Cyrillic and Greek letters, not all), then the scripts it lacks.
+ */
+const FALLBACK: readonly FontFace[] = [FACES.dejavuSans, FACES.notoSansSC, FACES.notoSansKR, FACES.notoSansDevanagari, FACES.notoSansThai];
+
+/** The caption font families a request may choose, by name; `sans` is the default. */
+export const CAPTION_FAMILIES = ['sans', 'serif', 'display'] as const;
+export type CaptionFamily = (typeof CAPTION_FAMILIES)[number];
+export const DEFAULT_CAPTION_FAMILY: CaptionFamily = 'sans';
+
+const PRIMARY: Record<CaptionFamily, FontFace> = { sans: FACES.dejavuSans, serif: FACES.notoSerif, display: FACES.anton };
+
+/** What the scripts of all families together draw, for UNSUPPORTED_TEXT. */
+const COVERED =
+  'Latin, Greek, Cyrillic, Armenian, Georgian, Hebrew, Arabic, Chinese (simplified and traditional), Japanese (kana and kanji), ' +
+  'Korean (hangul), Devanagari and Thai';
 
 export interface MeasuredFont {
-  /** Characters the font has no glyph for, each once, in order of appearance. */
+  /** Characters no font draws, each once, in order of appearance. */
   missingCharacters(text: string): string[];
   /** Advance width in pixels of one line of text at an ASS font size (libass scales by ascender + descender). */
   width(text: string, fontSize: number): number;
 }
 
-let loaded: MeasuredFont | undefined;
-
-/** The captions font, opened once per process. */
-export function captionFont(): MeasuredFont {
-  loaded ??= openFont(CAPTION_FONT.file);
-  return loaded;
+/** A stretch of text drawn with one face. */
+export interface FontRun {
+  text: string;
+  face: FontFace;
 }
 
-function openFont(file: string): MeasuredFont {
-  const font = fontkit.openSync(file);
-  if (!('layout' in font)) throw new Error(`${file} is a font collection`);
-  const os2 = font['OS/2'];
-  // libass asks FreeType for a "real dimension" size: the font size is winAscent + winDescent in pixels.
-  const unitsPerSize = os2.winAscent + os2.winDescent || font.ascent - font.descent;
+/** A family as captions use it: its own face, the fallback chain after it, and text split the way libass draws it. */
+export interface CaptionFont extends MeasuredFont {
+  readonly family: CaptionFamily;
+  /** The style's font; runs in other faces get an explicit `\fn` in the script. */
+  readonly primary: FontFace;
+  /** The text in runs, each in the first face of the chain that draws all of its grapheme clusters. */
+  runs(text: string): FontRun[];
+}
+
+/** The caption font of a family, opened once per process (fallback faces only when some text needs them). */
+export function captionFont(family: CaptionFamily = DEFAULT_CAPTION_FAMILY): CaptionFont {
+  let font = families.get(family);
+  if (!font) {
+    font = familyFont(family);
+    families.set(family, font);
+  }
+  return font;
+}
+
+const families = new Map<CaptionFamily, CaptionFont>();
+
+/** libass's is_harfbuzz_ignorable (ass_shaper.c): code points HarfBuzz draws as nothing, never looked up in a font. */
+const IGNORABLE: ReadonlyArray<readonly [number, number]> = [
+  [0xad, 0xad],
+  [0x34f, 0x34f],
+  [0x61c, 0x61c],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180e],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x206f],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xfff0, 0xfff8],
+  [0x1d173, 0x1d17a],
+  [0xe0000, 0xe0fff],
+];
+
+/** Whether libass looks the character up in a font: not a control (dropped), a space other than U+0020 (words end there) or an ignorable. */
+function lookedUp(character: string): boolean {
+  if (character === ' ') return true;
+  if (/[\s\p{Cc}]/u.test(character)) return false;
+  const point = character.codePointAt(0) as number;
+  return !IGNORABLE.some(([from, to]) => point >= from && point <= to);
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+function familyFont(family: CaptionFamily): CaptionFont {
+  const primary = PRIMARY[family];
+  const chain = [primary, ...FALLBACK.filter((face) => face !== primary)].map(measuredFace);
+  /** The first face that draws every looked-up code point of a cluster; none for a cluster of invisible ones. */
+  const faceFor = (cluster: string) => {
+    const points = [...cluster].filter(lookedUp).map((character) => character.codePointAt(0) as number);
+    if (points.length === 0) return undefined;
+    return chain.find((face) => points.every((point) => face.has(point)));
+  };
+  const runs = (text: string): Array<{ text: string; face: MeasuredFace }> => {
+    const found: Array<{ text: string; face: MeasuredFace }> = [];
+    for (const { segment } of graphemes.segment(text)) {
+      const last = found.at(-1);
+      // What no face draws stays with the run before (it was refused before layout, when there is one).
+      const face = faceFor(segment) ?? last?.face ?? (chain[0] as MeasuredFace);
+      if (last?.face === face) last.text += segment;
+      else found.push({ text: segment, face });
+    }
+    return found;
+  };
   const widths = new Map<string, number>();
   return {
+    family,
+    primary,
+    runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face })),
     missingCharacters(text) {
       const missing = new Set<string>();
       for (const character of text) {
-        if (!INVISIBLE.test(character) && !font.hasGlyphForCodePoint(character.codePointAt(0) as number)) missing.add(character);
+        if (!lookedUp(character) || missing.has(character)) continue;
+        const point = character.codePointAt(0) as number;
+        if (!chain.some((face) => face.has(point))) missing.add(character);
       }
       return [...missing];
     },
     width(text, fontSize) {
-      let units = widths.get(text);
-      if (units === undefined) {
-        units = font.layout(text).advanceWidth;
+      let ems = widths.get(text);
+      if (ems === undefined) {
+        ems = runs(text).reduce((sum, run) => sum + run.face.ems(run.text), 0);
         if (widths.size > 10_000) widths.clear();
-        widths.set(text, units);
+        widths.set(text, ems);
       }
-      return (units / unitsPerSize) * fontSize;
+      return ems * fontSize;
     },
   };
 }
 
-/** Throws UNSUPPORTED_TEXT (422) naming the characters the captions font cannot draw; we never draw boxes. */
+interface MeasuredFace {
+  face: FontFace;
+  has(codePoint: number): boolean;
+  /** Advance width of a run in units of the ASS font size. */
+  ems(text: string): number;
+}
+
+const faces = new Map<FontFace, MeasuredFace>();
+
+/** A face measured by fontkit; its file is read only when first asked (the CJK files are 6–10 MB). */
+function measuredFace(face: FontFace): MeasuredFace {
+  const known = faces.get(face);
+  if (known) return known;
+  let opened: { font: fontkit.Font; unitsPerSize: number } | undefined;
+  const open = () => {
+    if (opened) return opened;
+    const font = fontkit.openSync(face.file);
+    if (!('layout' in font)) throw new Error(`${face.file} is a font collection`);
+    const os2 = font['OS/2'];
+    // libass asks FreeType for a "real dimension" size: the font size is winAscent + winDescent in pixels.
+    opened = { font, unitsPerSize: os2.winAscent + os2.winDescent || font.ascent - font.descent };
+    return opened;
+  };
+  const measured: MeasuredFace = {
+    face,
+    has: (codePoint) => open().font.hasGlyphForCodePoint(codePoint),
+    ems(text) {
+      const { font, unitsPerSize } = open();
+      return font.layout(text).advanceWidth / unitsPerSize;
+    },
+  };
+  faces.set(face, measured);
+  return measured;
+}
+
+/** Throws UNSUPPORTED_TEXT (422) naming the characters no caption font can draw; we never draw boxes. */
 export function assertDrawable(text: string, font: MeasuredFont = captionFont()): void {
   const missing = font.missingCharacters(text);
   if (missing.length === 0) return;
@@ -72,8 +208,32 @@ export function assertDrawable(text: string, font: MeasuredFont = captionFont())
   throw new AppError('UNSUPPORTED_TEXT', {
     field: 'text',
     message:
-      `The captions font (DejaVu Sans) cannot draw ${shown}${missing.length > 8 ? ', …' : ''}. ` +
-      'It covers Latin, Greek, Cyrillic, Armenian, Georgian, Hebrew and Arabic, not CJK, Indic or Thai scripts nor most emoji; ' +
-      'remove those characters or send "subtitles": false.',
+      `The caption fonts cannot draw ${shown}${missing.length > 8 ? ', …' : ''}. ` +
+      `They cover ${COVERED}, not other scripts nor most emoji; remove those characters or send "subtitles": false.`,
   });
+}
+
+const FACE_BY_FAMILY = new Map<string, FontFace>(Object.values(FACES).map((face) => [face.family, face]));
+
+/**
+ * A folder beside an ASS script with links to the font files the script names (its style's font and the `\fn`
+ * overrides we write; user text cannot spell one, see escapeAssText), for the `ass` filter's `fontsdir`: libass
+ * reads every file there into memory on each run, so it holds nothing else. Synchronous, as filter graphs are built.
+ */
+export function fontsDirFor(scriptFile: string): string {
+  const script = readFileSync(scriptFile, 'utf8');
+  const names = [...script.matchAll(/^Style: [^,\n]*,([^,\n]*)/gm), ...script.matchAll(/\{\\fn([^\\}]*)/g)].map((match) => match[1] as string);
+  const dir = `${scriptFile.replace(/\.ass$/, '')}-fonts`;
+  mkdirSync(dir, { recursive: true });
+  for (const name of new Set(names)) {
+    const face = FACE_BY_FAMILY.get(name);
+    // libass would look for it among the system's fonts.
+    if (!face) throw new Error(`The captions script names a font voxreel does not ship: ${name}`);
+    try {
+      symlinkSync(face.file, path.join(dir, path.basename(face.file)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return dir;
 }

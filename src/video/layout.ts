@@ -1,6 +1,6 @@
 import type { Speech } from '../speech/speech.js';
 import type { AspectRatio } from './options.js';
-import { captionFont, type MeasuredFont } from './font.js';
+import { captionFont, DEFAULT_CAPTION_FAMILY, type CaptionFamily, type MeasuredFont } from './font.js';
 import { timedWords } from '../speech/words.js';
 import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
 import type { CaptionState, Captions, Cue } from './captions.js';
@@ -12,6 +12,9 @@ export interface LayoutOptions {
   size: FrameSize;
   aspectRatio: AspectRatio;
   fps: number;
+  /** The caption font family, measured with its fallback chain as libass draws it (see ass.ts). */
+  family?: CaptionFamily;
+  /** Measures in place of the family's font (tests). */
   font?: MeasuredFont;
 }
 
@@ -21,7 +24,8 @@ export function frameCount(speech: Speech, fps: number): number {
 
 /** Words, cues of at most two measured lines, and the frames where the picture changes. */
 export function layoutCaptions(options: LayoutOptions): Captions {
-  const font = options.font ?? captionFont();
+  const family = options.family ?? DEFAULT_CAPTION_FAMILY;
+  const font = options.font ?? captionFont(family);
   const box = captionBox(options.size, options.aspectRatio);
   const frames = frameCount(options.speech, options.fps);
   const words = timedWords(options.text, options.speech);
@@ -35,7 +39,7 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
-  return { fps: options.fps, frames, box, words, wordFrames, cues, states: captionStates(cues, wordFrames) };
+  return { fps: options.fps, frames, box, family, words, wordFrames, cues, states: captionStates(cues, wordFrames) };
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {

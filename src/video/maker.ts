@@ -35,15 +35,23 @@ export interface VideoResult {
 }
 
 /** Text → narrated MP4 + WebVTT in storage, published together under one name or not at all. Knows nothing of HTTP. */
+export interface VideoMakerDeps {
+  synthesizer: Synthesizer;
+  ffmpeg: Ffmpeg;
+  storage: Storage;
+  /** The splicer's start-up self-check: when it failed, videos are rendered the plain way from the start. */
+  splicer?: { works(): Promise<boolean> };
+  scratch?: Scratch;
+  /** Seconds between keyframes; the renderer's default otherwise. */
+  keyframeSeconds?: number;
+}
+
 export class VideoMaker {
-  constructor(
-    private readonly synthesizer: Synthesizer,
-    private readonly ffmpeg: Ffmpeg,
-    private readonly storage: Storage,
-    /** The splicer's start-up self-check: when it failed, videos are rendered the plain way from the start. */
-    private readonly splicer?: { works(): Promise<boolean> },
-    private readonly scratch?: Scratch,
-  ) {}
+  private readonly synthesizer: Synthesizer;
+
+  constructor(private readonly deps: VideoMakerDeps) {
+    this.synthesizer = deps.synthesizer;
+  }
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
   resolveVoice(request: { text: string; voice: string; subtitles: boolean }): Voice {
@@ -57,10 +65,11 @@ export class VideoMaker {
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps });
     const published = await publishFiles(
-      this.storage,
+      this.deps.storage,
       { kind: 'video', extension: 'mp4' },
       async (output) => {
-        const info = await renderVideo(this.ffmpeg, {
+        const { ffmpeg, splicer, scratch, keyframeSeconds } = this.deps;
+        const info = await renderVideo(ffmpeg, {
           speech,
           size,
           fps: request.fps,
@@ -68,9 +77,10 @@ export class VideoMaker {
           captions: request.subtitles ? captions : undefined,
           output,
           signal: request.signal,
-          splice: (await this.splicer?.works()) === false ? false : undefined,
+          splice: (await splicer?.works()) === false ? false : undefined,
           onWarning: request.onWarning,
-          scratch: this.scratch,
+          scratch,
+          keyframeSeconds,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return info.duration;

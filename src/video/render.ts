@@ -7,11 +7,12 @@ import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
-import { FONTS_DIR } from './font.js';
-import { H264Error, splicePicture, type PictureFilters, type Splice } from './h264/index.js';
+import { fontsDirFor } from './font.js';
+import { BT709_VUI, forceIdrOptions, H264Error, idrFrames, pictureFrames, splicePicture, type PictureFilters, type Splice } from './h264/index.js';
 import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
-import { frameCount, keyFrames } from './layout.js';
+import { frameCount } from './layout.js';
+import { colourLayer, prepareBackground, type Background } from './background.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -34,25 +35,37 @@ export interface RenderOptions extends ProcessLimits {
   onWarning?: (message: string, cause: unknown) => void;
   /** Where the parts are made; the service's scratch space, else the OS temp dir. */
   scratch?: Scratch;
+  /** Seconds from one keyframe (IDR picture) to the next, so players can seek; default KEYFRAME_SECONDS. */
+  keyframeSeconds?: number;
+  /** Behind the captions; default the dark BACKGROUND_COLOUR. */
+  background?: Background;
 }
+
+/** Players seek to the keyframe before the time asked and decode on from it: at most 2 s to decode. */
+export const KEYFRAME_SECONDS = 2;
 
 /** More than about 150 `eq` terms in one sum exhaust ffmpeg's expression evaluator; sums of sums are fine. */
 const EXPRESSION_GROUP = 20;
 
-/** The picture: the background colour scaled up from a tiny source, and the ASS captions. Both render paths draw it. */
+/**
+ * The picture: a background layer (the default colour here; see background.ts), and the ASS captions drawn in RGB
+ * (libass would otherwise blend into YUV with BT.601 coefficients). Both render paths draw it.
+ */
 export const PICTURE: PictureFilters = {
-  source: (fps) => `color=c=0x${BACKGROUND_COLOUR}:s=16x16:r=${fps}`,
-  scale: (width, height) => `scale=${width}:${height}:flags=neighbor,setsar=1,format=yuv420p`,
+  ...colourLayer(BACKGROUND_COLOUR),
+  output: 'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
   select: (frames) => `select='${sumOf(frames.map((frame) => `eq(n,${frame})`))}'`,
-  captions: (file) => `ass=filename=${filterValue(file)}:fontsdir=${filterValue(FONTS_DIR)}:shaping=complex`,
+  captions: (file) => `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`,
 };
 
 /** The plain way's x264: none of the splicer's constraints; no B-frames, since `setts` times the pictures in decode order. */
-const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0'];
+const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x264-params', BT709_VUI];
 
 interface PictureJob extends RenderOptions {
+  picture: PictureFilters;
   workDir: string;
   totalFrames: number;
+  keyframeInterval: number;
 }
 
 /** A raw H.264 picture track and the frame each of its pictures stands at. */
@@ -84,7 +97,13 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     stop();
     throw error;
   };
-  const job: PictureJob = { ...options, ...limits, workDir, totalFrames: options.captions?.frames ?? frameCount(options.speech, options.fps) };
+  const keyframeInterval = Math.max(1, Math.round((options.keyframeSeconds ?? KEYFRAME_SECONDS) * options.fps));
+  const job: PictureJob = { ...options, ...limits, picture: PICTURE, workDir, keyframeInterval, totalFrames: options.captions?.frames ?? frameCount(options.speech, options.fps) };
+  const encodeWithBackground = async (encode: (job: PictureJob) => Promise<EncodedPicture>): Promise<EncodedPicture> => {
+    if (!options.background) return encode(job);
+    job.picture = { ...PICTURE, ...(await prepareBackground(ffmpeg, options.background, options.size, workDir, limits)) };
+    return encode(job);
+  };
   const plainInstead = (error: unknown): Promise<EncodedPicture> => {
     if (controller.signal.aborted || (error instanceof ProcessError && error.timedOut)) throw error;
     options.onWarning?.('The H.264 splicer failed; this video is rendered the plain way', error);
@@ -94,7 +113,9 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     const audio = path.join(workDir, 'audio.m4a');
     const [, picture] = await Promise.all([
       encodeSpeech(ffmpeg, options.speech, { encoding: 'aac', speed: 1, output: audio, ...limits }).catch(cancelOthersOnFailure),
-      (options.splice === false ? encodePlainPicture(ffmpeg, job) : encodeSplicedPicture(ffmpeg, job).catch(plainInstead)).catch(cancelOthersOnFailure),
+      encodeWithBackground((pictureJob) =>
+        options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
+      ).catch(cancelOthersOnFailure),
     ]);
     const muxAndProbe = async (encoded: EncodedPicture) => {
       await mux(ffmpeg, job, encoded, audio);
@@ -109,7 +130,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
 }
 
 async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
-  const { stream, frames } = await splicePicture(ffmpeg, { ...job, picture: PICTURE, splice: job.splice || undefined });
+  const { stream, frames } = await splicePicture(ffmpeg, { ...job, splice: job.splice || undefined });
   const file = path.join(job.workDir, 'video.h264');
   await writeFile(file, stream);
   return { file, frames, spliced: true };
@@ -117,20 +138,30 @@ async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<En
 
 /** The same picture without the splicer: one x264 run over the whole frame, the ASS captions drawn on all of it. */
 async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
+  const idr = idrFrames(job.totalFrames, job.keyframeInterval);
   const frames =
-    job.frameRate === 'variable' ? keyFrames(job.captions ?? { frames: job.totalFrames, states: [] }) : Array.from({ length: job.totalFrames }, (_, frame) => frame);
-  const chain = [`trim=end_frame=${job.totalFrames}`, ...(job.frameRate === 'variable' ? [PICTURE.select(frames)] : []), PICTURE.scale(job.size.width, job.size.height)];
+    job.frameRate === 'variable'
+      ? pictureFrames(job.captions ?? { frames: job.totalFrames, states: [] }, job.keyframeInterval)
+      : Array.from({ length: job.totalFrames }, (_, frame) => frame);
+  const { picture } = job;
+  const chain = [
+    ...(picture.clock ? [picture.clock] : []),
+    `trim=end_frame=${job.totalFrames}`,
+    ...(job.frameRate === 'variable' ? [picture.select(frames)] : []),
+    picture.region(job.size.width, 0, job.size.height),
+  ];
   if (job.captions) {
     const script = path.join(job.workDir, 'captions-plain.ass');
     await writeFile(script, assScript(job.captions));
-    chain.push(PICTURE.captions(script));
+    chain.push(picture.captions(script));
   }
+  chain.push(picture.output);
   const file = path.join(job.workDir, 'plain.h264');
   await ffmpeg.run({
-    inputs: [{ source: PICTURE.source(job.fps), options: ['-f', 'lavfi'] }],
+    inputs: [picture.input(job.fps)],
     complexFilter: `[0:v]${chain.join(',')}[picture]`,
     output: file,
-    outputOptions: ['-map', '[picture]', '-frames:v', String(frames.length), ...PLAIN_X264, '-fps_mode', 'passthrough', '-f', 'h264'],
+    outputOptions: ['-map', '[picture]', '-frames:v', String(frames.length), ...PLAIN_X264, ...forceIdrOptions(idr, job.fps), '-fps_mode', 'passthrough', '-f', 'h264'],
     signal: job.signal,
     timeoutMs: job.timeoutMs,
     killGraceMs: job.killGraceMs,

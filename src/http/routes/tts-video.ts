@@ -5,7 +5,14 @@ import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
 import { VideoMaker } from '../../video/maker.js';
 
 const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const maker = new VideoMaker(app.synthesizer, app.ffmpeg, app.storage, app.splicer, app.scratch);
+  const maker = new VideoMaker({
+    synthesizer: app.synthesizer,
+    ffmpeg: app.ffmpeg,
+    storage: app.storage,
+    splicer: app.splicer,
+    scratch: app.scratch,
+    keyframeSeconds: app.config.keyframeSeconds,
+  });
   app.post(
     '/tts-video',
     {

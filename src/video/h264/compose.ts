@@ -11,7 +11,10 @@
  *
  * The output is Constrained Baseline (A.2.1) like its parts: one SPS and PPS (the background's, whose level, A.3,
  * covers the full picture at the nominal rate), slices in rising first_mb_in_slice order (no arbitrary slice
- * order), every picture a reference picture, frame_num and POC rising by one picture each (7.4.3, 8.2.1).
+ * order), every picture a reference picture, frame_num and POC rising by one picture each from the last IDR
+ * picture (7.4.3, 8.2.1). An IDR picture every `keyframeInterval` frames lets players seek: it is put together from
+ * the one-frame encodes around the band and the band's own IDR picture at that frame (parts.ts forces one there),
+ * so only the band is encoded again; without captions it is the background's picture again.
  */
 import { H264Error, splitNalUnits, toRbsp } from './bitstream.js';
 import { NAL_IDR, NAL_PPS, NAL_SLICE, NAL_SPS, parsePps, parseSlice, parseSps, skipSlice, writeSlice, type Placement, type Pps, type Slice, type Sps } from './syntax.js';
@@ -68,8 +71,10 @@ export interface StreamParts {
     below?: Uint8Array;
   };
   totalFrames: number;
-  /** `constant`: a picture for every frame; `variable`: only at frame 0, where the band changes, and the last frame. */
+  /** `constant`: a picture for every frame; `variable`: only at frame 0, where the band changes, the IDR frames and the last frame. */
   rate: 'constant' | 'variable';
+  /** Frames from one IDR picture to the next; the band must have an IDR picture at each of them. Default: only frame 0. */
+  keyframeInterval?: number;
 }
 
 export interface ComposedStream {
@@ -114,21 +119,31 @@ export function composeStream(parts: StreamParts): ComposedStream {
   const aboveSkip = skipSlice(pps, 0, (band?.row ?? 0) * sps.widthMbs);
   const belowSkip = skipSlice(pps, bandEnd * sps.widthMbs, (sps.heightMbs - bandEnd) * sps.widthMbs);
   const at = (row: number) => (slice: Slice): [Slice, number] => [slice, row];
+  const interval = parts.keyframeInterval ?? Infinity;
+  if (!(interval >= 1)) throw new H264Error('The keyframe interval must be at least one frame');
   let next = 0;
+  let idrPictures = 0;
+  let sinceIdr = 0;
   for (let frame = 0; frame < parts.totalFrames; frame += 1) {
     const bandPicture = band && band.frames[next] === frame ? band.parsed.pictures[next++] : undefined;
-    if (frame > 0 && !bandPicture && parts.rate === 'variable' && frame !== parts.totalFrames - 1) continue;
-    // frame_num counts reference pictures (7.4.3); a POC of type 0 rises by 2 a frame, as in the parts (8.2.1.1).
+    const idr = frame % interval === 0;
+    if (!idr && !bandPicture && parts.rate === 'variable' && frame !== parts.totalFrames - 1) continue;
+    if (idr) sinceIdr = 0;
+    // frame_num counts reference pictures since the IDR (7.4.3); a POC of type 0 rises by 2 a frame, as in the parts (8.2.1.1).
     const placement: Placement = {
       pps,
-      idr: frame === 0,
-      frameNum: frames.length % 2 ** sps.log2MaxFrameNum,
-      pocLsb: (2 * frames.length) % 2 ** Math.max(1, sps.log2MaxPocLsb),
+      idr,
+      idrPicId: idr ? idrPictures++ % 2 : 0,
+      frameNum: sinceIdr % 2 ** sps.log2MaxFrameNum,
+      pocLsb: (2 * sinceIdr) % 2 ** Math.max(1, sps.log2MaxPocLsb),
     };
+    sinceIdr += 1;
     let slices: Array<[Slice, number]>;
-    if (frame === 0) {
-      // 7.4.1.2.1: the parameter sets come before the first slice that uses them.
-      chunks.push(...background.headers.flatMap((nal) => [START_CODE, nal]));
+    // 7.4.1.2.1: the parameter sets come before the first slice that uses them.
+    if (frame === 0) chunks.push(...background.headers.flatMap((nal) => [START_CODE, nal]));
+    if (idr) {
+      // 7.4.1.2.4: every slice of an IDR picture is an IDR slice.
+      if (band && !bandPicture?.every((slice) => slice.idr)) throw new H264Error(`The band has no IDR picture at keyframe ${frame}`);
       slices = band
         ? [...(edges?.above?.pictures[0] ?? []).map(at(0)), ...(bandPicture ?? []).map(at(band.row)), ...(edges?.below?.pictures[0] ?? []).map(at(bandEnd))]
         : (background.pictures[0] ?? []).map(at(0));

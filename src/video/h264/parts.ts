@@ -10,24 +10,63 @@ import type { FrameRate } from '../options.js';
 import { captionBand, type CaptionBand } from './band.js';
 import { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 
+/** E.2.1 VUI colour description: BT.709 primaries, transfer and matrix, as browsers assume for HD pictures. */
+export const BT709_VUI = 'colorprim=bt709:transfer=bt709:colormatrix=bt709';
+
+/**
+ * The frames where an IDR picture goes: every `interval` frames from 0 (only 0 without an interval). A player seeks
+ * to the IDR picture before the time asked and decodes from there.
+ */
+export function idrFrames(totalFrames: number, interval?: number): number[] {
+  const step = interval ?? totalFrames;
+  return Array.from({ length: Math.ceil(totalFrames / step) }, (_, index) => index * step);
+}
+
+/** The frames a variable-rate video holds: where the picture changes, the first and last, and the IDR frames. */
+export function pictureFrames(captions: Pick<Captions, 'frames' | 'states'>, keyframeInterval?: number): number[] {
+  return [...new Set([...keyFrames(captions), ...idrFrames(captions.frames, keyframeInterval)])].sort((a, b) => a - b);
+}
+
+/**
+ * ffmpeg options that make x264 encode an IDR picture at each of these frames, given as frame numbers of a
+ * 1/fps time base (the encoder compares each frame's time with the list; a time rounds to its exact frame).
+ */
+export function forceIdrOptions(frames: readonly number[], fps: number): string[] {
+  if (frames.length <= 1) return [];
+  return ['-force_key_frames', frames.map((frame) => (frame / fps).toFixed(6)).join(','), '-forced-idr', '1'];
+}
+
+/** Every band picture an IDR picture: coded without reference to any other (see PictureFilters.flat). */
+const INTRA_ONLY = ['-force_key_frames', 'expr:1', '-forced-idr', '1'];
+
 /**
  * Every x264 encode uses these, so their slices can share one picture (see compose.ts): CAVLC rather than CABAC
  * (7.3.4), no B-frames (only I and P slices, every picture a reference), no deblocking across slice edges (8.7),
  * one IDR at the start (keyint=infinite, scenecut=0), one fixed quantizer. With these x264 writes Constrained
  * Baseline (A.2.1).
  */
-export const X264_OPTIONS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '20', '-bf', '0', '-x264-params', 'keyint=infinite:scenecut=0:no-deblock=1'];
+export const X264_OPTIONS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '20', '-bf', '0', '-x264-params', `keyint=infinite:scenecut=0:no-deblock=1:${BT709_VUI}`];
 
 /** How the picture is drawn, as ffmpeg filters; the plain render draws it with the same ones (see render.ts). */
 export interface PictureFilters {
-  /** The background at `fps`, as a lavfi source of any size. */
-  source(fps: number): string;
-  /** Scales the background up to width × height (square pixels, yuv420p). */
-  scale(width: number, height: number): string;
+  /** The background as ffmpeg's one input: a lavfi source or a file, with its input options. */
+  input(fps: number): { source: string; options: string[] };
+  /** Filters that make the input a stream of frames at `fps` from frame 0, if it is not one already. */
+  clock?: string;
+  /** Rows `top` to `top + rows` of the background at full `width` (square pixels, RGB: captions are drawn before `output`). */
+  region(width: number, top: number, rows: number): string;
+  /**
+   * One flat colour: every row looks the same, so band pictures may be predicted from the band's previous picture
+   * (see band.ts). Otherwise each band picture is coded on its own (intra), since a motion vector may reach past
+   * the band's edge, where the band's encode sees its edge rows repeated and the full picture its real rows.
+   */
+  flat: boolean;
   /** Keeps only these frames (ascending). */
   select(frames: readonly number[]): string;
   /** Burns in the ASS script in `file`. */
   captions(file: string): string;
+  /** The last filter of every picture: RGB to yuv420p with BT.709 coefficients (see BT709_VUI). */
+  output: string;
 }
 
 export interface PartsJob extends ProcessLimits {
@@ -36,6 +75,8 @@ export interface PartsJob extends ProcessLimits {
   captions?: Captions;
   picture: PictureFilters;
   workDir: string;
+  /** Frames from one IDR picture to the next (see compose.ts); the band gets an IDR picture at each. */
+  keyframeInterval?: number;
 }
 
 export type PictureParts = Pick<StreamParts, 'background' | 'band'>;
@@ -44,34 +85,41 @@ export type PictureParts = Pick<StreamParts, 'background' | 'band'>;
 export async function encodePictureParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<PictureParts> {
   const { width, height } = job.size;
   const { picture } = job;
-  const still = (name: string, rows: number) => ({ name, chain: `trim=end_frame=1,${picture.scale(width, rows)}`, frames: 1 });
-  const encodes = [still('background', height)];
+  const still = (name: string, top: number, rows: number) => ({
+    name,
+    chain: `trim=end_frame=1,${picture.region(width, top, rows)},${picture.output}`,
+    frames: 1,
+    options: [] as string[],
+  });
+  const encodes = [still('background', 0, height)];
   let band: { area: CaptionBand; frames: number[] } | undefined;
   if (job.captions) {
     const area = captionBand(job.captions.box);
-    const frames = keyFrames(job.captions);
+    const idr = idrFrames(job.captions.frames, job.keyframeInterval);
+    const frames = pictureFrames(job.captions, job.keyframeInterval);
     const script = path.join(job.workDir, 'captions.ass');
     await writeFile(script, assScript(job.captions, area));
     band = { area, frames };
     encodes.push({
       name: 'band',
-      chain: [`trim=end_frame=${job.captions.frames}`, picture.select(frames), picture.scale(width, area.height), picture.captions(script)].join(','),
+      chain: [`trim=end_frame=${job.captions.frames}`, picture.select(frames), picture.region(width, area.top, area.height), picture.captions(script), picture.output].join(','),
       frames: frames.length,
+      options: picture.flat ? forceIdrOptions(idr, job.fps) : INTRA_ONLY,
     });
-    if (area.top > 0) encodes.push(still('above', area.top));
-    if (area.top + area.height < height) encodes.push(still('below', height - area.top - area.height));
+    if (area.top > 0) encodes.push(still('above', 0, area.top));
+    if (area.top + area.height < height) encodes.push(still('below', area.top + area.height, height - area.top - area.height));
   }
   const outputs = encodes.map((encode) => ({
     output: path.join(job.workDir, `${encode.name}.h264`),
     // passthrough: keep the selected frames' own times, add no duplicates for the gaps.
-    outputOptions: ['-map', `[${encode.name}]`, '-frames:v', String(encode.frames), ...X264_OPTIONS, '-fps_mode', 'passthrough', '-f', 'h264'],
+    outputOptions: ['-map', `[${encode.name}]`, '-frames:v', String(encode.frames), ...X264_OPTIONS, ...encode.options, '-fps_mode', 'passthrough', '-f', 'h264'],
   }));
   const [first, ...more] = outputs;
   if (!first) throw new Error('No picture to encode');
   await ffmpeg.run({
-    inputs: [{ source: picture.source(job.fps), options: ['-f', 'lavfi'] }],
+    inputs: [picture.input(job.fps)],
     complexFilter: [
-      `[0:v]split=${encodes.length}${encodes.map((encode) => `[${encode.name}-in]`).join('')}`,
+      `[0:v]${picture.clock ? `${picture.clock},` : ''}split=${encodes.length}${encodes.map((encode) => `[${encode.name}-in]`).join('')}`,
       ...encodes.map((encode) => `[${encode.name}-in]${encode.chain}[${encode.name}]`),
     ].join(';'),
     ...first,
@@ -102,5 +150,5 @@ export interface SpliceJob extends PartsJob {
 /** The whole picture through the splicer: the parts encode, then the stream put together from them. */
 export async function splicePicture(ffmpeg: Ffmpeg, job: SpliceJob): Promise<ComposedStream> {
   const parts = await encodePictureParts(ffmpeg, job);
-  return (job.splice ?? composeStream)({ ...parts, totalFrames: job.totalFrames, rate: job.frameRate });
+  return (job.splice ?? composeStream)({ ...parts, totalFrames: job.totalFrames, rate: job.frameRate, keyframeInterval: job.keyframeInterval });
 }

@@ -99,6 +99,8 @@ export function parsePps(rbsp: Uint8Array, spsById: ReadonlyMap<number, Sps>): P
 /** A slice header, with what the decoder needs to place it, and where its macroblock data starts. */
 export interface Slice {
   nalRefIdc: number;
+  /** Part of an IDR picture (nal_unit_type 5): I slices only, all references dropped before it (8.2.1). */
+  idr: boolean;
   firstMb: number;
   type: typeof SLICE_P | typeof SLICE_I;
   refs: number;
@@ -148,13 +150,15 @@ export function parseSlice(nal: Uint8Array, ppsById: ReadonlyMap<number, Pps>): 
   }
   // 8.7: with idc 0 the filter crosses slice edges, so a moved slice's edges would decode differently.
   if (deblocking.idc !== 1) throw new H264Error('Slices must be encoded without deblocking (x264 --no-deblock)');
-  return { nalRefIdc, firstMb, type: type as Slice['type'], refs, qp, deblocking, rbsp, dataStart: reader.position, dataEnd: reader.stopBit() };
+  return { nalRefIdc, idr, firstMb, type: type as Slice['type'], refs, qp, deblocking, rbsp, dataStart: reader.position, dataEnd: reader.stopBit() };
 }
 
 /** Where a slice goes in the output: which picture, and its place in the picture order. */
 export interface Placement {
   pps: Pps;
   idr: boolean;
+  /** 7.4.3: two IDR pictures in a row must differ in idr_pic_id. */
+  idrPicId: number;
   frameNum: number;
   pocLsb: number;
 }
@@ -171,7 +175,7 @@ export function writeSlice(slice: Slice, placement: Placement, rowShift: number)
     .ue(slice.type) // 0-4: the picture may mix I and P slices
     .ue(pps.id)
     .bits(placement.frameNum, pps.sps.log2MaxFrameNum);
-  if (idr) writer.ue(0); // idr_pic_id
+  if (idr) writer.ue(placement.idrPicId);
   if (pps.sps.pocType === 0) {
     writer.bits(placement.pocLsb, pps.sps.log2MaxPocLsb);
     if (pps.bottomFieldPicOrder) writer.se(0);
@@ -197,5 +201,5 @@ export function writeSlice(slice: Slice, placement: Placement, rowShift: number)
 export function skipSlice(pps: Pps, firstMb: number, count: number): Slice {
   const data = new BitWriter().ue(count).toRbsp();
   // nal_ref_idc 2: a reference picture, so frame_num counts every frame (7.4.3) and no two in a row share a POC.
-  return { nalRefIdc: 2, firstMb, type: SLICE_P, refs: pps.defaultRefs, qp: pps.initQp, deblocking: { idc: 1, alpha: 0, beta: 0 }, rbsp: data, dataStart: 0, dataEnd: new BitReader(data).stopBit() };
+  return { nalRefIdc: 2, idr: false, firstMb, type: SLICE_P, refs: pps.defaultRefs, qp: pps.initQp, deblocking: { idc: 1, alpha: 0, beta: 0 }, rbsp: data, dataStart: 0, dataEnd: new BitReader(data).stopBit() };
 }
