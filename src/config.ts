@@ -46,6 +46,15 @@ export const EnvSchema = Type.Object({
   }),
   CORS_ORIGINS: Type.Optional(Type.String({ description: 'Comma-separated allowed origins, or *.' })),
   RETENTION_HOURS: Type.Number({ minimum: 0, default: 24, description: 'Generated files older than this are deleted; 0 keeps them.' }),
+  ASSETS_DIR: Type.Optional(
+    Type.String({ minLength: 1, description: 'Uploaded assets (POST /assets), never served; default `.assets` in OUTPUT_DIR.' }),
+  ),
+  ASSET_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 20 * 1024 * 1024, description: 'Largest file one upload may be.' }),
+  ASSET_MAX_PIXELS: Type.Integer({ minimum: 1, maximum: 500_000_000, default: 40_000_000, description: 'Most pixels (width × height) an uploaded image may have.' }),
+  ASSET_MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest an uploaded audio file may play.' }),
+  ASSET_RETENTION_HOURS: Type.Optional(
+    Type.Number({ minimum: 0, description: 'Uploaded assets older than this are deleted; 0 keeps them; default RETENTION_HOURS, or 24 when that is 0.' }),
+  ),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
   CLIENT_MAX_JOBS: Type.Integer({
     minimum: 0,
@@ -113,6 +122,8 @@ export interface Config {
   trustProxy: TrustProxy;
   corsOrigins: string[];
   retentionMs: number;
+  /** Uploaded assets: their private folder (absolute), upload limits and retention (0: kept). */
+  assets: { dir: string; maxBytes: number; maxPixels: number; maxAudioSeconds: number; retentionMs: number };
   shutdownGraceMs: number;
   /** Per-client shares of the job queue. */
   clientQuota: { maxJobs: number; characters: number };
@@ -184,6 +195,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
     corsOrigins: splitList(parsed.CORS_ORIGINS, ','),
     retentionMs: parsed.RETENTION_HOURS * 3_600_000,
+    assets: {
+      dir: path.resolve(parsed.ASSETS_DIR ?? path.join(parsed.OUTPUT_DIR, '.assets')),
+      maxBytes: parsed.ASSET_MAX_BYTES,
+      maxPixels: parsed.ASSET_MAX_PIXELS,
+      maxAudioSeconds: parsed.ASSET_MAX_AUDIO_SECONDS,
+      retentionMs: (parsed.ASSET_RETENTION_HOURS ?? (parsed.RETENTION_HOURS > 0 ? parsed.RETENTION_HOURS : 24)) * 3_600_000,
+    },
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
     clientQuota: { maxJobs: parsed.CLIENT_MAX_JOBS, characters: parsed.CLIENT_CHARACTERS_PER_WINDOW },
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,

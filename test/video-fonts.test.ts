@@ -48,7 +48,7 @@ async function render(text: string, family: CaptionFamily, options: { resolution
   const { resolution = '720p', aspectRatio = '9:16', tag = '', gapSeconds } = options;
   const size = frameSize(resolution, aspectRatio);
   const speech = toneSpeech(text, { gapSeconds });
-  const captions = layoutCaptions({ text, speech, size, aspectRatio, fps: FPS, family });
+  const captions = layoutCaptions({ text, speech, size, aspectRatio, fps: FPS, look: { family } });
   const file = path.join(work, `${family}-${resolution}-${aspectRatio.replace(':', 'x')}-${createHash('md5').update(text).digest('hex').slice(0, 8)}${tag}.mp4`);
   await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output: file, timeoutMs: 60_000 });
   return { file, captions };
@@ -186,7 +186,7 @@ describe('the ASS script', () => {
   it.each(CAPTION_FAMILIES)('%s: the style names the face, each fallback run an explicit \\fn and back', (family) => {
     const font = captionFont(family);
     const text = `${SAMPLES.latin} ${SAMPLES.chinese} ${SAMPLES.hindi}`;
-    const captions = layoutCaptions({ text, speech: toneSpeech(text), size: frameSize('1080p', '16:9'), aspectRatio: '16:9', fps: FPS, family });
+    const captions = layoutCaptions({ text, speech: toneSpeech(text), size: frameSize('1080p', '16:9'), aspectRatio: '16:9', fps: FPS, look: { family } });
     const script = assScript(captions);
     const bold = family === 'display' ? '\\b1' : '';
     const back = `{\\fn${font.primary.family}${family === 'display' ? '\\b0' : ''}}`;
@@ -211,7 +211,7 @@ describe('the ASS script', () => {
 
   it('hands libass only the files the text needs', async () => {
     const files = async (name: string, text: string, family: CaptionFamily) => {
-      const captions = layoutCaptions({ text, speech: toneSpeech(text), size: frameSize('720p', '16:9'), aspectRatio: '16:9', fps: FPS, family });
+      const captions = layoutCaptions({ text, speech: toneSpeech(text), size: frameSize('720p', '16:9'), aspectRatio: '16:9', fps: FPS, look: { family } });
       const script = path.join(work, `${name}.ass`);
       await writeFile(script, assScript(captions));
       return readdirSync(fontsDirFor(script)).sort();

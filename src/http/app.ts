@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { AssetStore } from '../assets/store.js';
 import { OPENAI_PREFIX, type Config } from '../config.js';
 import { createEngines, type EngineRegistry } from '../engines/index.js';
 import { Ffmpeg } from '../media/ffmpeg.js';
@@ -16,6 +17,7 @@ import errorHandler from './plugins/error-handler.js';
 import fileServing from './plugins/file-serving.js';
 import httpEdge, { serverOptions } from './plugins/http-edge.js';
 import metricsPlugin, { Metrics } from './plugins/metrics.js';
+import assetsRoutes from './routes/assets.js';
 import healthRoutes from './routes/health.js';
 import openAiRoutes from './routes/openai-speech.js';
 import ttsRoutes from './routes/tts.js';
@@ -54,6 +56,7 @@ declare module 'fastify' {
     limiter: Limiter;
     jobs: JobRunner;
     splicer: SplicerCheck;
+    assets: AssetStore;
   }
 }
 
@@ -117,7 +120,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // Closing: queued and new jobs answer SHUTTING_DOWN at once; running ones finish (server.ts stops them at the end of the grace).
   app.addHook('preClose', async () => jobs.refuseNew());
   if (!deps.engines) app.addHook('onClose', async () => engines.close());
-  startRetention(app, storage, config.retentionMs);
+  startRetention(app, () => storage.sweep(config.retentionMs), config.retentionMs);
+  // Uploads wait for their checks at the same limiter as jobs; a file stays for the longest job after it expires.
+  const { dir, retentionMs } = config.assets;
+  const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, limiter);
+  await assets.init();
+  app.decorate('assets', assets);
+  startRetention(app, () => assets.sweep(), config.assets.retentionMs);
 
   await app.register(errorHandler);
   await app.register(clientSignal);
@@ -134,6 +143,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       tags: [
         { name: 'speech', description: 'Synthesis' },
         { name: 'voices', description: 'Voice catalogue' },
+        { name: 'assets', description: 'Uploaded images and music' },
         { name: 'operations', description: 'Health' },
       ],
     },
@@ -146,15 +156,16 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
   await app.register(ttsVideoRoutes);
+  await app.register(assetsRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
   return app;
 }
 
-/** Deletes generated files older than the retention period, now and then; RETENTION_HOURS=0 keeps them. */
-function startRetention(app: FastifyInstance, storage: Storage, retentionMs: number): void {
+/** Deletes files older than their retention period (generated files, uploaded assets), now and then; 0 keeps them. */
+function startRetention(app: FastifyInstance, sweepOld: () => Promise<number>, retentionMs: number): void {
   if (retentionMs <= 0) return;
   const sweep = () =>
-    storage.sweep(retentionMs).then(
+    sweepOld().then(
       (removed) => removed > 0 && app.log.info({ removed }, 'old files swept'),
       (err: unknown) => app.log.error({ err }, 'sweeping old files failed'),
     );

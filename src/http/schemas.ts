@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { AssetFormat, AssetKind } from '../assets/formats.js';
 import { Voice } from '../engines/voice.js';
-import { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
+import { AspectRatio, BackgroundOption, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
 
 export { Voice } from '../engines/voice.js';
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
@@ -105,6 +106,15 @@ export const TtsVideoRequest = Type.Object(
       Type.Integer({ minimum: 24, maximum: 60, default: 30, description: 'Frames per second; words light up on the first frame at or after their start.' }),
     ),
     frame_rate: Type.Optional(FrameRate),
+    background: Type.Optional(BackgroundOption),
+    caption_style: Type.Optional(CaptionStyle),
+    caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the caption text; default white.' })),
+    highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken; default "#FFD23F".' })),
+    font: Type.Optional(CaptionFont),
+    position: Type.Optional(CaptionPositionOption),
+    font_size: Type.Optional(
+      Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: "Caption size, times the style's own (lines get fewer words as it grows)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -206,3 +216,41 @@ export const OpenAiErrorBody = Type.Object(
   { $id: 'OpenAiErrorBody' },
 );
 export type OpenAiErrorBody = Static<typeof OpenAiErrorBody>;
+
+// Assets: uploaded images and music (POST /assets, GET and DELETE /assets/{id}).
+
+export { AssetFormat, AssetKind } from '../assets/formats.js';
+
+/** A request field that names an uploaded asset; `app.assets.resolve` checks it (UNKNOWN_ASSET when it names none). */
+export const AssetRef = Type.String({ minLength: 1, maxLength: 64, description: 'The `id` of an asset uploaded with POST /assets.' });
+
+/** The upload as the API documents it: validation is the route's own (multipart is streamed, never a parsed body). */
+export const AssetUpload = Type.Object({
+  file: Type.String({
+    format: 'binary',
+    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio. Recognised by its bytes.',
+  }),
+});
+export type AssetUpload = Static<typeof AssetUpload>;
+
+export const AssetParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100, description: 'An asset id: 22 characters of base64url.' }) },
+  { additionalProperties: false },
+);
+export type AssetParams = Static<typeof AssetParams>;
+
+export const AssetResponse = Type.Object({
+  status: Type.Literal('success'),
+  id: Type.String({ description: '128 random bits, base64url (22 characters).' }),
+  kind: AssetKind,
+  format: AssetFormat,
+  bytes: Type.Integer({ description: 'Size of the file.' }),
+  width: Type.Optional(Type.Integer({ description: 'Images: width in pixels.' })),
+  height: Type.Optional(Type.Integer({ description: 'Images: height in pixels.' })),
+  duration: Type.Optional(Type.Number({ description: 'Audio: seconds, as decoded.' })),
+  created_at: Type.String({ format: 'date-time' }),
+  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'From then on the asset is gone (404, and refused where a request names it); null when assets are kept.',
+  }),
+});
+export type AssetResponse = Static<typeof AssetResponse>;

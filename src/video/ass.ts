@@ -1,16 +1,16 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import type { CaptionPiece, Captions } from './captions.js';
+import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
 
-/** Colours as RGB hex; ASS wants &HAABBGGRR. */
-export const CAPTION_COLOURS = {
-  text: 'FFFFFF',
-  highlight: 'FFD23F',
-  outline: '000000',
-} as const;
+export { CAPTION_COLOURS } from './caption-style.js';
 
-function assColour(rgb: string): string {
-  return `&H00${rgb.slice(4, 6)}${rgb.slice(2, 4)}${rgb.slice(0, 2)}`.toUpperCase();
+/** The subtitle style's box: black, a little over 60 % opaque. */
+const BOX_ALPHA = 0x60;
+
+/** RGB hex → ASS &HAABBGGRR (alpha 0 is opaque). */
+function assColour(rgb: string, alpha = 0): string {
+  return `&H${alpha.toString(16).padStart(2, '0')}${rgb.slice(4, 6)}${rgb.slice(2, 4)}${rgb.slice(0, 2)}`.toUpperCase();
 }
 
 const WORD_JOINER = '\u2060';
@@ -63,9 +63,11 @@ function drawnText(text: string, font: CaptionFont): string {
     .join('');
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont): string {
-  const highlight = `{\\1c${assColour(CAPTION_COLOURS.highlight)}&}`;
-  const plain = `{\\1c${assColour(CAPTION_COLOURS.text)}&}`;
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook): string {
+  const { litScale } = STYLE_PRESETS[look.style];
+  const scale = (percent: number) => (litScale === 100 ? '' : `\\fscx${percent}\\fscy${percent}`);
+  const highlight = `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}`;
+  const plain = `{\\1c${assColour(look.textColour)}&${scale(100)}}`;
   return lines
     .map((line) => line.map((piece) => (piece.word === lit ? `${highlight}${drawnText(piece.text, font)}${plain}` : drawnText(piece.text, font))).join(' '))
     .join('\\N');
@@ -76,16 +78,18 @@ function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: Capti
  * a band of the frame (the whole frame by default), with the captions where they stand in the frame.
  */
 export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, height: captions.box.height }): string {
-  const { box } = captions;
-  const font = captionFont(captions.family);
+  const { box, look } = captions;
+  const { box: boxed } = STYLE_PRESETS[look.style];
+  const font = captionFont(look.family);
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = [
     'Caption',
     font.primary.family,
     box.fontSize,
-    assColour(CAPTION_COLOURS.text),
-    assColour(CAPTION_COLOURS.text),
-    assColour(CAPTION_COLOURS.outline),
+    assColour(look.textColour),
+    assColour(look.textColour),
+    // Border style 3 fills each line's box with the outline colour.
+    assColour(CAPTION_COLOURS.outline, boxed ? BOX_ALPHA : 0),
     '&H80000000',
     font.primary.bold ? -1 : 0,
     0, // italic, underline, strike-out
@@ -95,7 +99,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     100,
     0, // spacing, angle
     0,
-    1, // border style: outline + shadow
+    boxed ? 3 : 1, // border style: a box per line, or outline + shadow
     box.outline,
     0, // shadow
     2, // alignment: bottom centre
@@ -108,7 +112,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     const cue = captions.cues[state.cue];
     const start = assTime(boundaryCentiseconds(state.startFrame, captions.fps));
     const end = assTime(boundaryCentiseconds(state.endFrame, captions.fps));
-    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word, font)}`;
+    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word, font, look)}`;
   });
   return [
     '[Script Info]',

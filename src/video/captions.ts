@@ -1,6 +1,6 @@
 import type { CaptionPiece } from '../speech/captions.js';
 import type { SpokenWord } from '../speech/words.js';
-import type { CaptionFamily } from './font.js';
+import type { CaptionLook } from './caption-style.js';
 import type { CaptionBox } from './frame.js';
 
 /** Burned-in captions: the words, their cues, and the frames at which the picture changes. */
@@ -17,7 +17,10 @@ export interface Cue {
   lines: CaptionPiece[][];
 }
 
-/** A stretch of frames that look the same: one cue with one word lit. */
+/** `CaptionState.word` of styles that light no word. */
+export const NO_WORD = -1;
+
+/** A stretch of frames that look the same: one cue with one word lit (NO_WORD for styles that light none). */
 export interface CaptionState {
   startFrame: number;
   endFrame: number;
@@ -30,8 +33,8 @@ export interface Captions {
   /** Frames in the whole video: the narration's length rounded to whole frames. */
   frames: number;
   box: CaptionBox;
-  /** The font family the lines were measured in, and are drawn in; `sans` when absent. */
-  family?: CaptionFamily;
+  /** How the captions look: style, font family (measured and drawn with it), colours, position, size. */
+  look: CaptionLook;
   words: CaptionWord[];
   /** Frame at which each word lights up. */
   wordFrames: number[];

@@ -1,4 +1,5 @@
 import type { AspectRatio, VideoResolution } from './options.js';
+import { DEFAULT_LOOK, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 
 export interface FrameSize {
   width: number;
@@ -19,6 +20,7 @@ export function frameSize(resolution: VideoResolution, aspectRatio: AspectRatio)
 interface SafeArea {
   left: number;
   right: number;
+  top: number;
   bottom: number;
   /** Font size as a fraction of the frame's shorter side. */
   fontSize: number;
@@ -26,10 +28,11 @@ interface SafeArea {
 
 const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
   // Title-safe 90 % box, captions in the lower part.
-  '16:9': { left: 0.1, right: 0.1, bottom: 0.08, fontSize: 0.065 },
-  // TikTok, Reels and Shorts put their controls over the bottom quarter and a column of buttons over the right 15 %.
-  '9:16': { left: 0.06, right: 0.15, bottom: 0.26, fontSize: 0.068 },
-  '1:1': { left: 0.08, right: 0.08, bottom: 0.09, fontSize: 0.062 },
+  '16:9': { left: 0.1, right: 0.1, top: 0.08, bottom: 0.08, fontSize: 0.065 },
+  // TikTok, Reels and Shorts put their controls over the bottom quarter and a column of buttons over the right 15 %,
+  // their tabs over the top tenth.
+  '9:16': { left: 0.06, right: 0.15, top: 0.12, bottom: 0.26, fontSize: 0.068 },
+  '1:1': { left: 0.08, right: 0.08, top: 0.09, bottom: 0.09, fontSize: 0.062 },
 };
 
 /** Caption geometry in pixels of the frame (the ASS script uses the frame size as its coordinate system). */
@@ -44,19 +47,32 @@ export interface CaptionBox extends FrameSize {
   outline: number;
 }
 
-export function captionBox(size: FrameSize, aspectRatio: AspectRatio): CaptionBox {
+/**
+ * Where the captions of a look go: the style's size, the lines of its cues placed at the top, middle or bottom of
+ * the safe area (libass anchors them by their bottom), lines narrow enough for a lit word drawn larger.
+ */
+export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: CaptionLook = DEFAULT_LOOK): CaptionBox {
   const area = SAFE_AREAS[aspectRatio];
-  const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize);
+  const preset = STYLE_PRESETS[look.style];
+  const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize * preset.size * look.scale);
   const marginLeft = Math.round(size.width * area.left);
   const marginRight = Math.round(size.width * area.right);
-  const outline = Math.max(2, Math.round(fontSize / 16));
+  // A boxed line's padding is its "outline" (ASS border style 3).
+  const outline = Math.max(2, Math.round(fontSize / (preset.box ? 6 : 16)));
+  const block = preset.maxLines * fontSize;
+  const bottom = Math.round(size.height * area.bottom);
+  const marginBottom = {
+    bottom,
+    middle: Math.round((size.height - block) / 2),
+    top: Math.round(size.height * (1 - area.top)) - block,
+  }[look.position];
   return {
     ...size,
     fontSize,
     marginLeft,
     marginRight,
-    marginBottom: Math.round(size.height * area.bottom),
-    maxLineWidth: Math.floor((size.width - marginLeft - marginRight) * 0.96) - 2 * outline,
+    marginBottom,
+    maxLineWidth: Math.floor(((size.width - marginLeft - marginRight) * 0.96) / (preset.litScale / 100)) - 2 * outline,
     outline,
   };
 }

@@ -1,9 +1,10 @@
 import type { Speech } from '../speech/speech.js';
 import type { AspectRatio } from './options.js';
-import { captionFont, DEFAULT_CAPTION_FAMILY, type CaptionFamily, type MeasuredFont } from './font.js';
+import { captionFont, type MeasuredFont } from './font.js';
+import { resolveLook, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';
 import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
-import type { CaptionState, Captions, Cue } from './captions.js';
+import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
 import { captionBox, type FrameSize } from './frame.js';
 
 export interface LayoutOptions {
@@ -12,8 +13,8 @@ export interface LayoutOptions {
   size: FrameSize;
   aspectRatio: AspectRatio;
   fps: number;
-  /** The caption font family, measured with its fallback chain as libass draws it (see ass.ts). */
-  family?: CaptionFamily;
+  /** Style, family (measured with its fallback chain as libass draws it, see ass.ts), colours, position, size. */
+  look?: Partial<CaptionLook>;
   /** Measures in place of the family's font (tests). */
   font?: MeasuredFont;
 }
@@ -24,14 +25,15 @@ export function frameCount(speech: Speech, fps: number): number {
 
 /** Words, cues of at most two measured lines, and the frames where the picture changes. */
 export function layoutCaptions(options: LayoutOptions): Captions {
-  const family = options.family ?? DEFAULT_CAPTION_FAMILY;
-  const font = options.font ?? captionFont(family);
-  const box = captionBox(options.size, options.aspectRatio);
+  const look = resolveLook(options.look);
+  const preset = STYLE_PRESETS[look.style];
+  const font = options.font ?? captionFont(look.family);
+  const box = captionBox(options.size, options.aspectRatio, look);
   const frames = frameCount(options.speech, options.fps);
   const words = timedWords(options.text, options.speech);
   const toFrame = (seconds: number) => Math.min(frames, Math.max(0, Math.ceil(seconds * options.fps - 1e-6)));
   const wordFrames = words.map((word) => Math.min(frames - 1, toFrame(word.start)));
-  const cues = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth)
+  const cues = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth, preset)
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
       const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
@@ -39,7 +41,8 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
-  return { fps: options.fps, frames, box, family, words, wordFrames, cues, states: captionStates(cues, wordFrames) };
+  const states = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
+  return { fps: options.fps, frames, box, look, words, wordFrames, cues, states };
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {

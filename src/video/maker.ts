@@ -5,7 +5,9 @@ import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
-import { assertDrawable } from './font.js';
+import { assertDrawable, captionFont } from './font.js';
+import type { Background } from './background.js';
+import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
 import { renderVideo } from './render.js';
@@ -21,6 +23,10 @@ export interface VideoRequest {
   subtitles: boolean;
   fps: number;
   frameRate: FrameRate;
+  /** Caption style, font, colours, position and size; the karaoke defaults where absent. */
+  look?: Partial<CaptionLook>;
+  /** Behind the captions; the dark default colour where absent. */
+  background?: Background;
   signal?: AbortSignal;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
@@ -54,16 +60,16 @@ export class VideoMaker {
   }
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
-  resolveVoice(request: { text: string; voice: string; subtitles: boolean }): Voice {
+  resolveVoice(request: { text: string; voice: string; subtitles: boolean; look?: Partial<CaptionLook> }): Voice {
     const voice = this.synthesizer.resolveVoice(request);
-    if (request.subtitles) assertDrawable(request.text);
+    if (request.subtitles) assertDrawable(request.text, captionFont(resolveLook(request.look).family));
     return voice;
   }
 
   async make(request: VideoRequest): Promise<VideoResult> {
     const speech = await this.synthesizer.speak(request, this.synthesizer.limits.videoSeconds);
     const size = frameSize(request.resolution, request.aspectRatio);
-    const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps });
+    const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look });
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -81,6 +87,7 @@ export class VideoMaker {
           onWarning: request.onWarning,
           scratch,
           keyframeSeconds,
+          background: request.background,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return info.duration;

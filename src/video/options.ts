@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { CAPTION_POSITIONS, CAPTION_STYLES } from './caption-style.js';
+import { CAPTION_FAMILIES } from './font.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
   default: '1080p',
@@ -20,3 +22,50 @@ export const FrameRate = Type.Union([Type.Literal('constant'), Type.Literal('var
     'and decoded at `fps` it gives exactly the frames of the constant-rate video.',
 });
 export type FrameRate = Static<typeof FrameRate>;
+
+export const HexColour = Type.String({ pattern: '^#?[0-9A-Fa-f]{6}$', description: 'An sRGB colour as hex, e.g. "#FFD23F".' });
+
+export const CaptionStyle = Type.Union(
+  CAPTION_STYLES.map((style) => Type.Literal(style)),
+  {
+    default: 'karaoke',
+    description:
+      '`karaoke`: up to two lines at the bottom, the word being spoken lit. `bold`: one to three big words at a time in ' +
+      'the middle, the spoken word lit and a little larger. `subtitle`: plain subtitles on a translucent box at the bottom, no word lit.',
+  },
+);
+
+export const CaptionPositionOption = Type.Union(
+  CAPTION_POSITIONS.map((position) => Type.Literal(position)),
+  { description: 'Where the captions sit inside the safe area; by default the style\'s own (`bold`: middle, the others: bottom).' },
+);
+
+export const CaptionFont = Type.Union(
+  CAPTION_FAMILIES.map((family) => Type.Literal(family)),
+  {
+    default: 'sans',
+    description:
+      '`sans` (DejaVu Sans Bold), `serif` (Noto Serif Bold), `display` (Anton, tall and condensed). Each falls back to ' +
+      'Noto Sans SC/KR, Devanagari and Thai for the scripts it lacks.',
+  },
+);
+
+export const GradientDirectionOption = Type.Union([Type.Literal('vertical'), Type.Literal('horizontal'), Type.Literal('diagonal')], {
+  description: 'Top to bottom (`vertical`, the default), left to right, or top left to bottom right.',
+});
+
+export const BackgroundOption = Type.Union(
+  [
+    HexColour,
+    Type.Object(
+      { gradient: Type.Tuple([HexColour, HexColour], { description: 'From the top (or left) to the bottom (or right).' }), direction: Type.Optional(GradientDirectionOption) },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { image: Type.String({ minLength: 1, maxLength: 64, description: 'The id of an image asset (POST /assets): scaled to cover the frame.' }) },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: 'Behind the captions: a colour ("#0F172A", the default), `{"gradient": ["#1E3A8A", "#DB2777"], "direction": "vertical"}`, or `{"image": "<asset id>"}`.' },
+);
+export type BackgroundOption = Static<typeof BackgroundOption>;

@@ -3,6 +3,9 @@ import { jobClient } from '../job-client.js';
 import { roundSeconds, videoCost } from '../pricing.js';
 import { ErrorBody, TtsVideoRequest, TtsVideoResponse } from '../schemas.js';
 import { VideoMaker } from '../../video/maker.js';
+import type { AssetStore } from '../../assets/store.js';
+import type { Background } from '../../video/background.js';
+import type { BackgroundOption } from '../../video/options.js';
 
 const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const maker = new VideoMaker({
@@ -25,12 +28,15 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request.body;
-      const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate };
+      const { caption_style, font, caption_color, highlight_color, position, font_size } = request.body;
+      const look = { style: caption_style, family: font, textColour: hex(caption_color), highlightColour: hex(highlight_color), position, scale: font_size };
+      const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
       const resolved = maker.resolveVoice(job);
+      const background = await backgroundOf(request.body.background, app.assets);
       const result = await app.jobs.run('tts-video', jobClient(request, text.length), (signal) =>
-        maker.make({ ...job, voice: resolved, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
+        maker.make({ ...job, voice: resolved, background, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
       );
-      request.log.info({ ...job, text: undefined, characters: text.length, file: result.video.key }, 'video stored');
+      request.log.info({ ...job, text: undefined, background: background?.type, characters: text.length, file: result.video.key }, 'video stored');
       return {
         status: 'success' as const,
         url: result.video.url,
@@ -50,5 +56,21 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** "#ffd23f" → "FFD23F", as the renderer takes colours. */
+function hex(colour: string | undefined): string | undefined {
+  return colour?.replace(/^#/, '').toUpperCase();
+}
+
+/** The request's background for the renderer; an image asset is looked up now, before the job is queued. */
+async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore): Promise<Background | undefined> {
+  if (option === undefined) return undefined;
+  if (typeof option === 'string') return { type: 'color', color: hex(option) as string };
+  if ('gradient' in option) {
+    const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
+    return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
+  }
+  return { type: 'image', file: (await assets.resolve(option.image, 'image', 'background.image')).path };
+}
 
 export default ttsVideoRoutes;

@@ -1,0 +1,157 @@
+import type { FileHandle } from 'node:fs/promises';
+import { Type, type Static } from '@sinclair/typebox';
+
+export const AssetKind = Type.Union([Type.Literal('image'), Type.Literal('audio')], {
+  description: '`image` (a background picture) or `audio` (a music track).',
+});
+export type AssetKind = Static<typeof AssetKind>;
+
+export const AssetFormat = Type.Union(
+  [
+    Type.Literal('png'),
+    Type.Literal('jpeg'),
+    Type.Literal('webp'),
+    Type.Literal('wav'),
+    Type.Literal('mp3'),
+    Type.Literal('ogg'),
+    Type.Literal('m4a'),
+    Type.Literal('aac'),
+    Type.Literal('flac'),
+  ],
+  { description: 'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac.' },
+);
+export type AssetFormat = Static<typeof AssetFormat>;
+
+export interface FormatSpec {
+  kind: AssetKind;
+  /** The stored file's extension. */
+  extension: string;
+  /** ffmpeg's demuxer for it: every run is forced to it, so ffmpeg never guesses another format from the content. */
+  demuxer: string;
+  /** Codecs ffprobe may find in it. */
+  codecs: readonly string[];
+}
+
+export const FORMATS: Readonly<Record<AssetFormat, FormatSpec>> = {
+  png: { kind: 'image', extension: 'png', demuxer: 'png_pipe', codecs: ['png'] },
+  jpeg: { kind: 'image', extension: 'jpg', demuxer: 'jpeg_pipe', codecs: ['mjpeg'] },
+  webp: { kind: 'image', extension: 'webp', demuxer: 'webp_pipe', codecs: ['webp'] },
+  wav: {
+    kind: 'audio',
+    extension: 'wav',
+    demuxer: 'wav',
+    codecs: ['pcm_u8', 'pcm_s16le', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le', 'pcm_alaw', 'pcm_mulaw'],
+  },
+  mp3: { kind: 'audio', extension: 'mp3', demuxer: 'mp3', codecs: ['mp3'] },
+  ogg: { kind: 'audio', extension: 'ogg', demuxer: 'ogg', codecs: ['vorbis', 'opus'] },
+  m4a: { kind: 'audio', extension: 'm4a', demuxer: 'mov', codecs: ['aac'] },
+  aac: { kind: 'audio', extension: 'aac', demuxer: 'aac', codecs: ['aac'] },
+  flac: { kind: 'audio', extension: 'flac', demuxer: 'flac', codecs: ['flac'] },
+};
+
+/** Bytes enough to recognise every format (an ID3 tag only announces where the audio starts). */
+export const SNIFF_BYTES = 16;
+
+/** What the first bytes are: a format, `id3` (a tag whose end `id3End` gives, the audio after it), or unknown. */
+export type Sniffed = AssetFormat | 'id3' | undefined;
+
+/**
+ * The format a file's first bytes announce, by their signatures alone (never a name or a Content-Type). SVG, HTML,
+ * text, GIF, video and everything else are unknown. Formats that may follow an ID3 tag: mp3, aac, flac.
+ */
+export function sniff(head: Buffer): Sniffed {
+  const ascii = (start: number, end: number) => head.toString('latin1', start, end);
+  if (head.length >= 8 && head.readUInt32BE(0) === 0x89504e47 && head.readUInt32BE(4) === 0x0d0a1a0a) return 'png';
+  if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'jpeg';
+  if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
+  if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
+  if (head.length >= 10 && ascii(0, 3) === 'ID3') return 'id3';
+  if (head.length >= 4 && ascii(0, 4) === 'OggS') return 'ogg';
+  if (head.length >= 4 && ascii(0, 4) === 'fLaC') return 'flac';
+  // ISO BMFF with an audio brand; a video file with such a brand is refused later, by its streams.
+  if (head.length >= 12 && ascii(4, 8) === 'ftyp' && /^(M4A |M4B |mp41|mp42|isom|iso2)$/.test(ascii(8, 12))) return 'm4a';
+  if (head.length >= 2 && head[0] === 0xff) {
+    const second = head[1] ?? 0;
+    // ADTS: 12 sync bits, layer 00 (ISO 13818-7 §6.2). MPEG audio: 11 sync bits, a version that exists, layer III (ISO 11172-3 §2.4.2.3).
+    if ((second & 0xf6) === 0xf0) return 'aac';
+    if ((second & 0xe0) === 0xe0 && (second & 0x18) !== 0x08 && (second & 0x06) === 0x02) return 'mp3';
+  }
+  return undefined;
+}
+
+/** Where the audio after an ID3v2 tag starts: its 10-byte header, its syncsafe size, and a footer when flagged. */
+export function id3End(head: Buffer): number {
+  const size = ((head[6] ?? 0) << 21) | ((head[7] ?? 0) << 14) | ((head[8] ?? 0) << 7) | (head[9] ?? 0);
+  const footer = ((head[5] ?? 0) & 0x10) !== 0 ? 10 : 0;
+  return 10 + size + footer;
+}
+
+export interface ImageHeader {
+  width: number;
+  height: number;
+  /** An animated WebP (ffmpeg decodes only still ones). */
+  animated?: boolean;
+}
+
+/**
+ * The dimensions an image's header declares, read without decoding anything, so that a decompression bomb (a few
+ * kilobytes declaring 20000×20000) is refused before any program sees it. Undefined when the header is not there.
+ */
+export async function readImageHeader(file: FileHandle, format: AssetFormat, size: number): Promise<ImageHeader | undefined> {
+  const head = await readAt(file, 0, 32);
+  if (format === 'png') {
+    // PNG §5.3, §11.2.2: IHDR is the first chunk, width and height its first 8 bytes.
+    if (head.length < 24 || head.toString('latin1', 12, 16) !== 'IHDR') return undefined;
+    return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
+  }
+  if (format === 'webp') return webpHeader(head);
+  if (format === 'jpeg') return jpegHeader(file, size);
+  return undefined;
+}
+
+/** RFC 9649 §2.5 (VP8X), §2.6 and RFC 6386 §9.1 (VP8), §3 of the lossless bitstream (VP8L). */
+function webpHeader(head: Buffer): ImageHeader | undefined {
+  if (head.length < 30) return undefined;
+  const chunk = head.toString('latin1', 12, 16);
+  if (chunk === 'VP8X') return { width: head.readUIntLE(24, 3) + 1, height: head.readUIntLE(27, 3) + 1, animated: ((head[20] ?? 0) & 0x02) !== 0 };
+  if (chunk === 'VP8 ' && head[23] === 0x9d && head[24] === 0x01 && head[25] === 0x2a) {
+    return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
+  }
+  if (chunk === 'VP8L' && head[20] === 0x2f) {
+    const bits = head.readUInt32LE(21);
+    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+  }
+  return undefined;
+}
+
+const MAX_JPEG_SEGMENTS = 10_000;
+
+/** Walks the JPEG markers (ITU T.81 §B.1.1.3) to the first start-of-frame, whose header gives the size (§B.2.2). */
+async function jpegHeader(file: FileHandle, size: number): Promise<ImageHeader | undefined> {
+  let position = 2;
+  // A real JPEG has a few dozen segments before its frame; a file of endless tiny ones is not worth walking.
+  for (let segments = 0; position + 4 <= size && segments < MAX_JPEG_SEGMENTS; segments += 1) {
+    const marker = await readAt(file, position, 9);
+    if (marker[0] !== 0xff) return undefined;
+    const code = marker[1] ?? 0;
+    if (code === 0xff) {
+      position += 1; // fill byte
+      continue;
+    }
+    if (code === 0x01 || (code >= 0xd0 && code <= 0xd7)) {
+      position += 2; // markers without a length
+      continue;
+    }
+    const isFrame = code >= 0xc0 && code <= 0xcf && code !== 0xc4 && code !== 0xc8 && code !== 0xcc;
+    if (isFrame) return marker.length < 9 ? undefined : { width: marker.readUInt16BE(7), height: marker.readUInt16BE(5) };
+    if (code === 0xd9 || code === 0xda || marker.length < 4) return undefined; // end of image or scan data before any frame
+    position += 2 + marker.readUInt16BE(2);
+  }
+  return undefined;
+}
+
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  const { bytesRead } = await file.read(buffer, 0, length, position);
+  return buffer.subarray(0, bytesRead);
+}

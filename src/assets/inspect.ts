@@ -1,0 +1,153 @@
+import { AppError, processFailure } from '../errors.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
+import { ProcessError, runProcess } from '../media/process.js';
+import { FORMATS, type AssetFormat, type ImageHeader } from './formats.js';
+
+/**
+ * Each run's own time limit. ffprobe reads headers (an image's first frame at most, never one above the pixel
+ * limit); a whole decode of ten minutes of FLAC or of a 40-megapixel JPEG takes a second or two.
+ */
+const TIMEOUT_MS = { probe: 10_000, decode: 60_000 };
+/** An image is decoded once, into a frame this small, to prove every byte of it decodes. */
+const CHECK_FRAME = 'scale=64:64:force_original_aspect_ratio=decrease';
+
+/** The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS). */
+export interface AssetLimits {
+  maxBytes: number;
+  maxPixels: number;
+  maxAudioSeconds: number;
+}
+
+export type AssetFacts = { kind: 'image'; width: number; height: number } | { kind: 'audio'; duration: number };
+
+interface ProbedStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  disposition?: { attached_pic?: number };
+}
+
+interface Probed {
+  streams?: ProbedStream[];
+  format?: { duration?: string };
+}
+
+/** `field: 'file'` on every refusal: the upload's one field. */
+export function refuse(code: 'UNSUPPORTED_ASSET' | 'ASSET_TOO_LARGE' | 'INVALID_ASSET', message?: string): AppError {
+  return new AppError(code, { field: 'file', ...(message ? { message } : {}) });
+}
+
+/**
+ * Checks a file whose format its bytes announced: ffprobe first (streams, codec, dimensions or duration, within
+ * the limits), then one full decode, so that nothing truncated, corrupt or oversized is ever stored. Both runs are
+ * forced to the format's demuxer and to local files, with their own time limits; an image's decoder refuses more
+ * pixels than the limit before it allocates them. Throws the API's error for whatever is wrong.
+ */
+export async function inspectAsset(
+  ffmpeg: Ffmpeg,
+  file: string,
+  format: AssetFormat,
+  header: ImageHeader | undefined,
+  limits: AssetLimits,
+  signal?: AbortSignal,
+): Promise<AssetFacts> {
+  if (!(await ffmpeg.available())) throw new AppError('MEDIA_FAILED', { message: 'ffmpeg or ffprobe cannot be run.' });
+  const input = ['-max_pixels', String(limits.maxPixels), '-protocol_whitelist', 'file', '-f', FORMATS[format].demuxer, '-i', `file:${file}`];
+  const probed = await runProcess(ffmpeg.tools.ffprobe, ['-v', 'warning', '-print_format', 'json', '-show_format', '-show_streams', ...input], {
+    timeoutMs: TIMEOUT_MS.probe,
+    signal,
+  }).catch(failed);
+  const run: Run = {
+    format,
+    probed: parseProbe(probed.stdout),
+    // ffmpeg's own words (libavformat) when a length is a guess from the bitrate: only a length the header states counts.
+    lengthGuessed: /Estimating duration from bitrate/.test(probed.stderr),
+    decode: (args) =>
+      runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-xerror', ...args.input, ...input, ...args.output], {
+        timeoutMs: TIMEOUT_MS.decode,
+        signal,
+      }).catch(failed),
+  };
+  return FORMATS[format].kind === 'image' ? checkImage(run, header) : checkAudio(run, limits.maxAudioSeconds);
+}
+
+/** One file's checks: what ffprobe found, and ffmpeg on the same input. */
+interface Run {
+  format: AssetFormat;
+  probed: Probed;
+  lengthGuessed: boolean;
+  /** ffmpeg on the file, with decoder options before it and output options after it. */
+  decode(args: { input: string[]; output: string[] }): Promise<{ stdout: Buffer }>;
+}
+
+function streamsOf(probed: Probed): { pictures: ProbedStream[]; sounds: ProbedStream[] } {
+  const streams = probed.streams ?? [];
+  return {
+    pictures: streams.filter((stream) => stream.codec_type === 'video' && stream.disposition?.attached_pic !== 1),
+    sounds: streams.filter((stream) => stream.codec_type === 'audio'),
+  };
+}
+
+async function checkImage(run: Run, header: ImageHeader | undefined): Promise<AssetFacts> {
+  const { pictures, sounds } = streamsOf(run.probed);
+  const [picture] = pictures;
+  if (!picture || pictures.length > 1 || sounds.length > 0 || !FORMATS[run.format].codecs.includes(picture.codec_name ?? '')) throw refuse('INVALID_ASSET');
+  const { width = 0, height = 0 } = picture;
+  if (width <= 0 || height <= 0 || (header && (header.width !== width || header.height !== height))) throw refuse('INVALID_ASSET');
+  // Without `-err_detect explode` a truncated JPEG decodes (grey to the end) and ffmpeg exits 0.
+  await run.decode({ input: ['-err_detect', 'explode'], output: ['-map', '0:v:0', '-frames:v', '1', '-vf', CHECK_FRAME, '-f', 'null', '-'] });
+  return { kind: 'image', width, height };
+}
+
+async function checkAudio(run: Run, maxSeconds: number): Promise<AssetFacts> {
+  const { pictures, sounds } = streamsOf(run.probed);
+  if (pictures.length > 0) throw refuse('UNSUPPORTED_ASSET', 'Video files are not supported: upload an image or an audio file.');
+  const [sound] = sounds;
+  if (!sound) throw refuse('INVALID_ASSET', 'The file has no audio in it.');
+  const { codecs } = FORMATS[run.format];
+  if (!codecs.includes(sound.codec_name ?? '')) {
+    throw refuse('UNSUPPORTED_ASSET', `Audio coded as ${String(sound.codec_name).slice(0, 40)} in ${run.format} is not supported (${codecs.join(', ')} are).`);
+  }
+  const stated = run.lengthGuessed ? Number.NaN : Number(run.probed.format?.duration);
+  if (stated > maxSeconds + 1) throw tooLong(stated, maxSeconds);
+  // Decoding stops a second past the limit, so a file whose header hides its length cannot make the check long.
+  const { stdout } = await run.decode({
+    input: [],
+    output: ['-map', '0:a:0', '-t', String(maxSeconds + 1), '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
+  });
+  const duration = decodedSeconds(stdout);
+  if (!(duration > 0)) throw refuse('INVALID_ASSET', 'The file has no audio in it.');
+  if (duration > maxSeconds) throw tooLong(duration, maxSeconds);
+  if (stated - duration > Math.max(0.5, stated * 0.02)) {
+    throw refuse('INVALID_ASSET', `The file is truncated: its header says ${stated.toFixed(3)} s, it decodes to ${duration.toFixed(3)} s.`);
+  }
+  return { kind: 'audio', duration: Math.round(duration * 1000) / 1000 };
+}
+
+function tooLong(seconds: number, limit: number): AppError {
+  return refuse('ASSET_TOO_LARGE', `The audio lasts ${Math.round(seconds)} s; the limit is ${limit} s.`);
+}
+
+function parseProbe(stdout: Buffer): Probed {
+  try {
+    return JSON.parse(stdout.toString('utf8')) as Probed;
+  } catch {
+    throw refuse('INVALID_ASSET');
+  }
+}
+
+/** The last `out_time_us` of ffmpeg's `-progress` report: how far the decode got, in seconds. */
+function decodedSeconds(progress: Buffer): number {
+  const times = [...progress.toString('utf8').matchAll(/^out_time_us=(\d+)$/gm)];
+  return Number(times.at(-1)?.[1] ?? Number.NaN) / 1e6;
+}
+
+/** ffprobe or ffmpeg refusing the file means the file is bad; stopped or timed out, the job is; anything else, ffmpeg. */
+function failed(error: unknown): never {
+  if (error instanceof ProcessError) {
+    if (error.isCanceled || error.timedOut) throw processFailure(error, 'MEDIA_FAILED', error);
+    if (error.exitCode !== null || error.signal !== null) throw new AppError('INVALID_ASSET', { field: 'file', cause: error });
+  }
+  throw new AppError('MEDIA_FAILED', { cause: error });
+}

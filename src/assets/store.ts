@@ -1,0 +1,305 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { AppError, isAppError } from '../errors.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
+import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
+import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
+
+/** 128 random bits, base64url: what `newId` makes and the only shape an id may have. */
+const ID = /^[A-Za-z0-9_-]{22}$/;
+const TEMP_DIR = '.tmp';
+/** No upload takes an hour to arrive and be checked: a temporary file that old was abandoned. */
+const STALE_TEMP_MS = 3_600_000;
+/** Formats an ID3 tag may come before. */
+const AFTER_ID3: readonly AssetFormat[] = ['mp3', 'aac', 'flac'];
+
+/** What is kept beside each asset (`<id>.json`), and what the API answers about it. */
+const AssetRecord = Type.Object({
+  id: Type.String({ pattern: ID.source }),
+  kind: AssetKind,
+  format: AssetFormat,
+  bytes: Type.Integer({ minimum: 1 }),
+  width: Type.Optional(Type.Integer({ minimum: 1 })),
+  height: Type.Optional(Type.Integer({ minimum: 1 })),
+  duration: Type.Optional(Type.Number({ minimum: 0 })),
+  created: Type.String(),
+});
+type AssetRecord = Static<typeof AssetRecord>;
+
+export interface Asset extends AssetRecord {
+  /** When it stops being usable (ISO 8601), or null when assets are kept. */
+  expiresAt: string | null;
+}
+
+/** An asset ready for ffmpeg: its file, and what it was found to be. */
+export interface ResolvedAsset {
+  path: string;
+  kind: AssetKind;
+  format: AssetFormat;
+  width?: number;
+  height?: number;
+  duration?: number;
+}
+
+/** A received file waiting in the temporary folder: `admit` checks and stores it; `discard` removes it. */
+export interface Upload {
+  readonly path: string;
+  readonly bytes: number;
+  readonly format: AssetFormat;
+  discard(): Promise<void>;
+}
+
+/** The work gate the checks wait at (the app's Limiter): ffprobe and ffmpeg count as jobs. */
+export interface Gate {
+  run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+export interface AssetStoreOptions {
+  /** A private folder, never served. */
+  dir: string;
+  limits: AssetLimits;
+  /** How long an asset stays usable; 0 keeps it. */
+  retentionMs: number;
+  /** How long past its expiry an asset's files stay, for a render that resolved it just before (the longest job). */
+  graceMs: number;
+}
+
+/**
+ * Uploaded images and audio, each a file `<id>.<ext>` with its record `<id>.json` in one private folder. A file
+ * is received into `.tmp` (cut at the byte limit, refused at its first bytes when they are not a supported
+ * format), checked, and renamed into place with its record last: an asset exists when its record does.
+ */
+export class AssetStore {
+  private readonly tempDir: string;
+
+  constructor(
+    private readonly options: AssetStoreOptions,
+    private readonly ffmpeg: Ffmpeg,
+    private readonly gate: Gate,
+  ) {
+    this.tempDir = path.join(options.dir, TEMP_DIR);
+  }
+
+  /** Creates the folder and removes what an earlier process left half-received (one process per folder, as for OUTPUT_DIR). */
+  async init(): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    await rm(this.tempDir, { recursive: true, force: true });
+    await mkdir(this.tempDir, { mode: 0o700 });
+  }
+
+  /**
+   * Writes `source` to a temporary file, refusing it (and reading no further) once it passes the byte limit or
+   * when its first bytes are no supported format. Errors of `source` itself pass through as they are.
+   */
+  async receive(source: Readable): Promise<Upload> {
+    const temp = path.join(this.tempDir, `${randomBytes(12).toString('base64url')}.part`);
+    const { maxBytes } = this.options.limits;
+    const discard = () => rm(temp, { force: true });
+    let sourceError: unknown;
+    source.once('error', (error) => {
+      sourceError ??= error;
+    });
+    let bytes = 0;
+    let head = Buffer.alloc(0);
+    try {
+      await pipeline(
+        source,
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            bytes += chunk.length;
+            if (bytes > maxBytes) throw refuse('ASSET_TOO_LARGE', `The file is larger than the limit of ${maxBytes} bytes.`);
+            if (head.length < SNIFF_BYTES) {
+              head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+              if (head.length === SNIFF_BYTES && sniff(head) === undefined) throw refuse('UNSUPPORTED_ASSET');
+            }
+            yield chunk;
+          }
+        },
+        createWriteStream(temp, { flags: 'wx', mode: 0o600 }),
+      );
+      const format = await this.formatOf(temp, head, bytes);
+      return { path: temp, bytes, format, discard };
+    } catch (error) {
+      await discard();
+      if (isAppError(error)) throw error;
+      if (sourceError !== undefined) throw sourceError;
+      throw new AppError('STORAGE_FAILED', { cause: error });
+    }
+  }
+
+  /** Checks a received file (header, ffprobe, a full decode) and stores it; the temporary file is gone either way. */
+  async admit(upload: Upload, signal?: AbortSignal): Promise<Asset> {
+    try {
+      const header = FORMATS[upload.format].kind === 'image' ? await this.imageHeader(upload) : undefined;
+      const facts = await this.gate.run(() => inspectAsset(this.ffmpeg, upload.path, upload.format, header, this.options.limits, signal), signal);
+      return await this.commit(upload, { format: upload.format, bytes: upload.bytes, ...facts });
+    } finally {
+      await upload.discard();
+    }
+  }
+
+  /** The asset with this id, or undefined when the id is malformed, unknown or expired. */
+  async get(id: string): Promise<Asset | undefined> {
+    if (!ID.test(id)) return undefined;
+    const record = await this.readRecord(id);
+    if (!record) return undefined;
+    const expires = this.expiry(record);
+    if (expires !== undefined && expires <= Date.now()) return undefined;
+    const present = await stat(this.fileOf(record)).then((info) => info.isFile(), () => false);
+    return present ? this.asAsset(record) : undefined;
+  }
+
+  /** Deletes an asset's files; true when it was a live asset. */
+  async delete(id: string): Promise<boolean> {
+    if (!ID.test(id)) return false;
+    const live = (await this.get(id)) !== undefined;
+    await this.removeFiles(id);
+    return live;
+  }
+
+  /**
+   * For a request field that names an asset (a background, a music track): its file, when the id names a live
+   * asset of that kind; otherwise UNKNOWN_ASSET (422) naming the field. The file stays for the longest job after
+   * the asset expires, so a render that resolved it may use it to the end.
+   */
+  async resolve(id: string, kind: AssetKind, field: string): Promise<ResolvedAsset> {
+    const asset = await this.get(id);
+    if (!asset) {
+      throw new AppError('UNKNOWN_ASSET', {
+        field,
+        message: `${field} is not the id of an asset: it may have expired or been deleted (POST /assets uploads one).`,
+      });
+    }
+    if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an ${kind} asset; this one is ${asset.kind}.` });
+    const { format, width, height, duration } = asset;
+    return { path: this.fileOf(asset), kind, format, width, height, duration };
+  }
+
+  /** Removes assets expired more than the grace ago, files without a record, and abandoned temporary files; returns how many assets. */
+  async sweep(): Promise<number> {
+    const now = Date.now();
+    const ids = new Set<string>();
+    for (const name of await readdir(this.options.dir).catch(() => [] as string[])) {
+      const id = name.split('.')[0] ?? '';
+      if (ID.test(id)) ids.add(id);
+    }
+    let removed = 0;
+    for (const id of ids) {
+      const record = await this.readRecord(id);
+      const expires = record ? this.expiry(record) : await this.orphanExpiry(id);
+      if (expires !== undefined && expires + this.options.graceMs < now) {
+        await this.removeFiles(id);
+        removed += 1;
+      }
+    }
+    for (const name of await readdir(this.tempDir).catch(() => [] as string[])) {
+      const file = path.join(this.tempDir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && info.mtimeMs < now - STALE_TEMP_MS) await rm(file, { force: true });
+    }
+    return removed;
+  }
+
+  private async formatOf(file: string, head: Buffer, bytes: number): Promise<AssetFormat> {
+    if (bytes === 0) throw refuse('INVALID_ASSET', 'The file is empty.');
+    const sniffed = sniff(head);
+    if (sniffed !== 'id3') {
+      if (sniffed === undefined) throw refuse('UNSUPPORTED_ASSET');
+      return sniffed;
+    }
+    const start = id3End(head);
+    const handle = await open(file, 'r');
+    try {
+      const after = Buffer.alloc(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(after, 0, SNIFF_BYTES, start);
+      const format = sniff(after.subarray(0, bytesRead));
+      if (format === undefined || format === 'id3' || !AFTER_ID3.includes(format)) throw refuse('UNSUPPORTED_ASSET');
+      return format;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The header's dimensions, refused before any program runs when they pass the pixel limit. */
+  private async imageHeader(upload: Upload): Promise<ImageHeader> {
+    const handle = await open(upload.path, 'r');
+    const header = await readImageHeader(handle, upload.format, upload.bytes).finally(() => handle.close());
+    if (!header || header.width <= 0 || header.height <= 0) throw refuse('INVALID_ASSET', 'The image header is missing or damaged.');
+    if (header.animated) throw refuse('UNSUPPORTED_ASSET', 'Animated WebP is not supported: upload a still image.');
+    const pixels = header.width * header.height;
+    const { maxPixels } = this.options.limits;
+    if (pixels > maxPixels) {
+      throw refuse('ASSET_TOO_LARGE', `The image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${maxPixels} pixels.`);
+    }
+    return header;
+  }
+
+  private async commit(upload: Upload, facts: Omit<AssetRecord, 'id' | 'created'>): Promise<Asset> {
+    const id = randomBytes(16).toString('base64url');
+    const record: AssetRecord = { id, ...facts, created: new Date().toISOString() };
+    const recordTemp = path.join(this.tempDir, `${id}.json`);
+    try {
+      await writeFile(recordTemp, JSON.stringify(record), { flag: 'wx', mode: 0o600 });
+      await rename(upload.path, this.fileOf(record));
+      await rename(recordTemp, this.recordOf(id));
+    } catch (cause) {
+      await Promise.all([rm(recordTemp, { force: true }), this.removeFiles(id)]);
+      throw new AppError('STORAGE_FAILED', { cause });
+    }
+    return this.asAsset(record);
+  }
+
+  private asAsset(record: AssetRecord): Asset {
+    const expires = this.expiry(record);
+    return { ...record, expiresAt: expires === undefined ? null : new Date(expires).toISOString() };
+  }
+
+  private async readRecord(id: string): Promise<AssetRecord | undefined> {
+    const text = await readFile(this.recordOf(id), 'utf8').catch(() => undefined);
+    if (text === undefined) return undefined;
+    try {
+      const record: unknown = JSON.parse(text);
+      return Value.Check(AssetRecord, record) && record.id === id ? record : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** When a record's asset expires (ms), or undefined when assets are kept. */
+  private expiry(record: AssetRecord): number | undefined {
+    return this.options.retentionMs > 0 ? Date.parse(record.created) + this.options.retentionMs : undefined;
+  }
+
+  /** Files of an id without a readable record (a crash between two renames) expire as if created when last written. */
+  private async orphanExpiry(id: string): Promise<number | undefined> {
+    const files = [this.recordOf(id), ...this.filesOf(id)];
+    const times = await Promise.all(files.map((file) => stat(file).then((info) => info.mtimeMs, () => 0)));
+    const written = Math.max(...times);
+    return written > 0 && this.options.retentionMs > 0 ? written + this.options.retentionMs : undefined;
+  }
+
+  private async removeFiles(id: string): Promise<void> {
+    // The record first: without it the asset is gone, whatever happens to its file.
+    await rm(this.recordOf(id), { force: true });
+    await Promise.all(this.filesOf(id).map((file) => rm(file, { force: true })));
+  }
+
+  /** Every file an id may have: one per format, whichever it is. */
+  private filesOf(id: string): string[] {
+    return Object.values(FORMATS).map(({ extension }) => path.join(this.options.dir, `${id}.${extension}`));
+  }
+
+  private fileOf(record: Pick<AssetRecord, 'id' | 'format'>): string {
+    return path.join(this.options.dir, `${record.id}.${FORMATS[record.format].extension}`);
+  }
+
+  private recordOf(id: string): string {
+    return path.join(this.options.dir, `${id}.json`);
+  }
+}

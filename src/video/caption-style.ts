@@ -1,0 +1,62 @@
+import { DEFAULT_CAPTION_FAMILY, type CaptionFamily } from './font.js';
+
+/** Presets a person would recognise from the apps that make such videos. */
+export const CAPTION_STYLES = ['karaoke', 'bold', 'subtitle'] as const;
+export type CaptionStyleName = (typeof CAPTION_STYLES)[number];
+
+export const CAPTION_POSITIONS = ['top', 'middle', 'bottom'] as const;
+export type CaptionPosition = (typeof CAPTION_POSITIONS)[number];
+
+/** How a style lays captions out and draws them. */
+export interface StylePreset {
+  /** Lines per cue, and words per cue for styles that show a few at a time. */
+  maxLines: number;
+  maxWords?: number;
+  /** Font size, times the frame's caption size (frame.ts). */
+  size: number;
+  /** The word being spoken is drawn in the highlight colour, `litScale` % of the size. */
+  highlight: boolean;
+  litScale: number;
+  /** A translucent box behind each line instead of an outline. */
+  box: boolean;
+  position: CaptionPosition;
+}
+
+export const STYLE_PRESETS: Readonly<Record<CaptionStyleName, StylePreset>> = {
+  // Two lines at the bottom, the spoken word lit: what voxreel always made.
+  karaoke: { maxLines: 2, size: 1, highlight: true, litScale: 100, box: false, position: 'bottom' },
+  // One to three big words at a time in the middle, the spoken word lit and a little larger (TikTok, Shorts).
+  bold: { maxLines: 1, maxWords: 3, size: 1.5, highlight: true, litScale: 112, box: false, position: 'middle' },
+  // Plain subtitles on a translucent box, no word lit (television, YouTube).
+  subtitle: { maxLines: 2, size: 0.85, highlight: false, litScale: 100, box: true, position: 'bottom' },
+};
+
+/** Everything a request may change about the captions; `resolveLook` fills in what it leaves out. */
+export interface CaptionLook {
+  style: CaptionStyleName;
+  family: CaptionFamily;
+  /** RGB hex without `#`. */
+  textColour: string;
+  highlightColour: string;
+  position: CaptionPosition;
+  /** Times the style's own size, 0.5 to 2. */
+  scale: number;
+}
+
+export const CAPTION_COLOURS = { text: 'FFFFFF', highlight: 'FFD23F', outline: '000000' } as const;
+
+export const DEFAULT_LOOK: CaptionLook = {
+  style: 'karaoke',
+  family: DEFAULT_CAPTION_FAMILY,
+  textColour: CAPTION_COLOURS.text,
+  highlightColour: CAPTION_COLOURS.highlight,
+  position: STYLE_PRESETS.karaoke.position,
+  scale: 1,
+};
+
+/** A look from what a request gave: the style's own position unless one is asked for. */
+export function resolveLook(asked: Partial<CaptionLook> = {}): CaptionLook {
+  const style = asked.style ?? DEFAULT_LOOK.style;
+  const defined = Object.fromEntries(Object.entries(asked).filter(([, value]) => value !== undefined)) as Partial<CaptionLook>;
+  return { ...DEFAULT_LOOK, position: STYLE_PRESETS[style].position, ...defined, style };
+}
