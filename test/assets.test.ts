@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import type { AppError } from '../src/errors.js';
 import type { AssetResponse, ErrorBody } from '../src/http/schemas.js';
-import { useTestApp } from './helpers.js';
+import { multipartForm, useTestApp } from './helpers.js';
 import { runFfmpeg } from './media.js';
 import { useTempDir } from './temp-dir.js';
 
@@ -19,32 +18,8 @@ const t = useTestApp({ ASSET_MAX_BYTES: String(MAX_BYTES), ASSET_MAX_AUDIO_SECON
 const dir = useTempDir('voxreel-assets-');
 const file = (name: string) => path.join(dir, name);
 
-interface Part {
-  name: string;
-  filename?: string;
-  type?: string;
-  content: Buffer | string;
-}
-
-/** A multipart/form-data body, built by hand as a browser would send it. */
-function form(parts: Part[]): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = `----voxreel-${randomBytes(8).toString('hex')}`;
-  const chunks = parts.flatMap(({ name, filename, type, content }) => [
-    Buffer.from(
-      `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename === undefined ? '' : `; filename="${filename}"`}\r\n` +
-        `${type === undefined ? '' : `content-type: ${type}\r\n`}\r\n`,
-    ),
-    Buffer.from(content),
-    Buffer.from('\r\n'),
-  ]);
-  return {
-    payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-  };
-}
-
 function upload(content: Buffer | string, filename = 'upload.bin', type = 'application/octet-stream') {
-  return t.app.inject({ method: 'POST', url: '/assets', ...form([{ name: 'file', filename, type, content }]) });
+  return t.app.inject({ method: 'POST', url: '/assets', ...multipartForm([{ name: 'file', filename, type, content }]) });
 }
 
 /** Everything under the asset folder, temporary files included. */
@@ -147,7 +122,7 @@ describe('POST /assets', () => {
   type Body = () => Promise<{ payload: Buffer | string; headers: Record<string, string> }>;
   type Content = Buffer | string | (() => Promise<Buffer>);
   const fileOf = (content: Content, filename = 'upload.png', type?: string): Body => async () =>
-    form([{ name: 'file', filename, type, content: typeof content === 'function' ? await content() : content }]);
+    multipartForm([{ name: 'file', filename, type, content: typeof content === 'function' ? await content() : content }]);
   /** A generated file, or its first `end` bytes. */
   const read = (name: string, end?: number) => async () => (await readFile(file(name))).subarray(0, end);
   const png = read('picture.png');
@@ -163,15 +138,15 @@ describe('POST /assets', () => {
     ['an empty file', 422, 'INVALID_ASSET', fileOf('')],
     ['audio longer than the limit', 413, 'ASSET_TOO_LARGE', fileOf(read('long.mp3'), 'x.mp3')],
     ['a file over the byte limit', 413, 'ASSET_TOO_LARGE', fileOf(async () => Buffer.concat([await read('music.wav')(), Buffer.alloc(MAX_BYTES)]), 'x.wav')],
-    ['no file field', 400, 'VALIDATION_ERROR', async () => form([])],
-    ['a text field instead of the file', 400, 'VALIDATION_ERROR', async () => form([{ name: 'file', content: 'not a file' }])],
-    ['the file under another name', 400, 'VALIDATION_ERROR', async () => form([{ name: 'image', filename: 'a.png', content: await png() }])],
+    ['no file field', 400, 'VALIDATION_ERROR', async () => multipartForm([])],
+    ['a text field instead of the file', 400, 'VALIDATION_ERROR', async () => multipartForm([{ name: 'file', content: 'not a file' }])],
+    ['the file under another name', 400, 'VALIDATION_ERROR', async () => multipartForm([{ name: 'image', filename: 'a.png', content: await png() }])],
     [
       'two files',
       400,
       'VALIDATION_ERROR',
       async () =>
-        form([
+        multipartForm([
           { name: 'file', filename: 'a.png', content: await png() },
           { name: 'file', filename: 'b.png', content: await png() },
         ]),
@@ -193,7 +168,7 @@ describe('POST /assets', () => {
 
   it('refuses a file over the byte limit sent without a length, as it passes the limit', async () => {
     const before = await assetFiles();
-    const { payload, headers } = form([{ name: 'file', filename: 'x.wav', content: Buffer.concat([await readFile(file('music.wav')), Buffer.alloc(3 * MAX_BYTES)]) }]);
+    const { payload, headers } = multipartForm([{ name: 'file', filename: 'x.wav', content: Buffer.concat([await readFile(file('music.wav')), Buffer.alloc(3 * MAX_BYTES)]) }]);
     const response = await t.app.inject({ method: 'POST', url: '/assets', headers, payload: Readable.from([payload.subarray(0, 1000), payload.subarray(1000)]) });
     expect(response.statusCode).toBe(413);
     expect(response.json<ErrorBody>().error).toMatchObject({ code: 'ASSET_TOO_LARGE', field: 'file' });
@@ -236,7 +211,7 @@ describe('POST /assets', () => {
   });
 
   it('leaves the other routes to JSON bodies', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/tts', ...form([{ name: 'text', content: 'Hello.' }]) });
+    const response = await t.app.inject({ method: 'POST', url: '/tts', ...multipartForm([{ name: 'text', content: 'Hello.' }]) });
     expect(response.statusCode).toBe(415);
     expect(response.json<ErrorBody>().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
@@ -329,10 +304,10 @@ describe('access to /assets', () => {
 
   it('needs an API key like every API route', async () => {
     const png = await readFile(file('picture.png'));
-    const denied = await keyed.app.inject({ method: 'POST', url: '/assets', ...form([{ name: 'file', filename: 'a.png', content: png }]) });
+    const denied = await keyed.app.inject({ method: 'POST', url: '/assets', ...multipartForm([{ name: 'file', filename: 'a.png', content: png }]) });
     expect(denied.statusCode).toBe(401);
     expect((await keyed.app.inject({ method: 'GET', url: `/assets/${'A'.repeat(22)}` })).statusCode).toBe(401);
-    const { payload, headers } = form([{ name: 'file', filename: 'a.png', content: png }]);
+    const { payload, headers } = multipartForm([{ name: 'file', filename: 'a.png', content: png }]);
     const allowed = await keyed.app.inject({ method: 'POST', url: '/assets', payload, headers: { ...headers, authorization: 'Bearer asset-key' } });
     expect(allowed.statusCode, allowed.body).toBe(201);
   });

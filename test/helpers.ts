@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -83,4 +84,28 @@ export async function postTts(app: FastifyInstance, body: Record<string, unknown
   const response = await app.inject({ method: 'POST', url: '/tts', payload: body });
   expect(response.statusCode, response.body).toBe(200);
   return response.json<TtsResponse>();
+}
+
+export interface FormPart {
+  name: string;
+  filename?: string;
+  type?: string;
+  content: Buffer | string;
+}
+
+/** A multipart/form-data body, built by hand as a browser would send it. */
+export function multipartForm(parts: FormPart[]): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----voxreel-${randomBytes(8).toString('hex')}`;
+  const chunks = parts.flatMap(({ name, filename, type, content }) => [
+    Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename === undefined ? '' : `; filename="${filename}"`}\r\n` +
+        `${type === undefined ? '' : `content-type: ${type}\r\n`}\r\n`,
+    ),
+    Buffer.from(content),
+    Buffer.from('\r\n'),
+  ]);
+  return {
+    payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import type { AspectRatio } from '../src/video/options.js';
 import { renderVideo } from '../src/video/render.js';
-import { useTestApp } from './helpers.js';
+import { multipartForm, useTestApp } from './helpers.js';
 import { decodeFrame, ffmpeg, runFfmpeg } from './media.js';
 import { captionPixels, toneSpeech } from './video-helpers.js';
 
@@ -146,6 +146,21 @@ describe('POST /tts-video look options', () => {
     const response = await post({ [field]: value });
     expect(response.statusCode, response.body).toBe(400);
     expect(response.json()).toMatchObject({ status: 'error', error: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('an uploaded image as the background', async () => {
+    const image = path.join(dir, 'upload.png');
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x2E7D32:s=320x240', '-frames:v', '1', image]);
+    const uploaded = await t.app.inject({ method: 'POST', url: '/assets', ...multipartForm([{ name: 'file', filename: 'bg.png', type: 'image/png', content: await readFile(image) }]) });
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const response = await post({ background: { image: uploaded.json<{ id: string }>().id }, subtitles: false });
+    expect(response.statusCode, response.body).toBe(200);
+    const video = await t.fetchFile(response.json<{ url: string }>().url);
+    const file = path.join(dir, 'with-image.mp4');
+    await writeFile(file, video.body);
+    const frame = await decodeFrame(file, 5, 30);
+    const offset = (300 * 720 + 300) * 3;
+    for (const [index, channel] of [0x2e, 0x7d, 0x32].entries()) expect(Math.abs((frame[offset + index] as number) - channel)).toBeLessThanOrEqual(4);
   });
 
   it('an unknown image asset → 422 naming background.image, before any work', async () => {

@@ -107,6 +107,7 @@ export class AssetStore {
     });
     let bytes = 0;
     let head = Buffer.alloc(0);
+    const sink = createWriteStream(temp, { flags: 'wx', mode: 0o600 });
     try {
       await pipeline(
         source,
@@ -121,11 +122,13 @@ export class AssetStore {
             yield chunk;
           }
         },
-        createWriteStream(temp, { flags: 'wx', mode: 0o600 }),
+        sink,
       );
       const format = await this.formatOf(temp, head, bytes);
       return { path: temp, bytes, format, discard };
     } catch (error) {
+      // A refusal can come before the file is even open: once it has closed, it is there to be removed.
+      if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
       await discard();
       if (isAppError(error)) throw error;
       if (sourceError !== undefined) throw sourceError;
