@@ -41,6 +41,15 @@ export const AudioFormat = Type.Union([Type.Literal('mp3'), Type.Literal('wav'),
 });
 export type AudioFormat = Static<typeof AudioFormat>;
 
+/** A loudness target for produced audio; reusable by any request that makes a file. */
+export const Loudness = Type.Union([Type.Number({ minimum: -40, maximum: -5 }), Type.Literal(false)], {
+  default: false,
+  description:
+    'Integrated loudness to bring the voice to, in LUFS (EBU R128), -40 to -5, with the true peak held at or under -1 dBTP. ' +
+    '-14 is what YouTube, Spotify and TikTok normalise to, -16 Apple Podcasts, -23 EBU broadcast. false leaves the voice\'s own level.',
+});
+export type Loudness = Static<typeof Loudness>;
+
 export const TtsRequest = Type.Object(
   {
     text: NonBlankText(MAX_TTS_TEXT),
@@ -52,6 +61,7 @@ export const TtsRequest = Type.Object(
     timestamps: Type.Optional(
       Type.Boolean({ default: false, description: 'Also return every word with its times in the file, and WebVTT and SRT captions.' }),
     ),
+    loudness: Type.Optional(Loudness),
   },
   { additionalProperties: false },
 );

@@ -1,20 +1,25 @@
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
-import type { ProcessLimits } from '../media/process.js';
+import { runProcess, type ProcessLimits } from '../media/process.js';
+import { normalizeLoudness, TRUE_PEAK_CEILING } from './loudness.js';
 
-/** Containers and codecs we write; `aac` is internal (the soundtrack of videos). */
+/**
+ * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
+ * ceiling that a loudness target aims peaks at, for what the codec adds to them (measured on eSpeak NG and Flite
+ * brought to -14 LUFS, whose peaks the limiter holds hardest) and what a meter's finer interpolation finds.
+ */
 export const AUDIO_ENCODINGS = {
   // No ID3 tag: with the metadata dropped it would only name the encoder, and it would be a stream's first bytes.
-  mp3: { extension: 'mp3', contentType: 'audio/mpeg', args: ['-c:a', 'libmp3lame', '-b:a', '64k', '-f', 'mp3', '-id3v2_version', '0'] },
-  wav: { extension: 'wav', contentType: 'audio/wav', args: ['-c:a', 'pcm_s16le', '-f', 'wav'] },
-  ogg: { extension: 'ogg', contentType: 'audio/ogg', args: ['-c:a', 'libvorbis', '-q:a', '4', '-f', 'ogg'] },
-  aac: { extension: 'm4a', contentType: 'audio/mp4', args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '96k', '-f', 'ipod'] },
+  mp3: { extension: 'mp3', contentType: 'audio/mpeg', peakHeadroom: 1, args: ['-c:a', 'libmp3lame', '-b:a', '64k', '-f', 'mp3', '-id3v2_version', '0'] },
+  wav: { extension: 'wav', contentType: 'audio/wav', peakHeadroom: 0.5, args: ['-c:a', 'pcm_s16le', '-f', 'wav'] },
+  ogg: { extension: 'ogg', contentType: 'audio/ogg', peakHeadroom: 2, args: ['-c:a', 'libvorbis', '-q:a', '4', '-f', 'ogg'] },
+  aac: { extension: 'm4a', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '96k', '-f', 'ipod'] },
   // For the OpenAI-compatible endpoint.
-  adts: { extension: 'aac', contentType: 'audio/aac', args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-f', 'adts'] },
-  opus: { extension: 'opus', contentType: 'audio/ogg; codecs=opus', args: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'ogg', '-page_duration', '20000'] },
-  flac: { extension: 'flac', contentType: 'audio/flac', args: ['-c:a', 'flac', '-f', 'flac'] },
-  pcm: { extension: 'pcm', contentType: 'audio/pcm', args: ['-c:a', 'pcm_s16le', '-f', 's16le'] },
+  adts: { extension: 'aac', contentType: 'audio/aac', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-f', 'adts'] },
+  opus: { extension: 'opus', contentType: 'audio/ogg; codecs=opus', peakHeadroom: 1.5, args: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'ogg', '-page_duration', '20000'] },
+  flac: { extension: 'flac', contentType: 'audio/flac', peakHeadroom: 0.5, args: ['-c:a', 'flac', '-f', 'flac'] },
+  pcm: { extension: 'pcm', contentType: 'audio/pcm', peakHeadroom: 0.5, args: ['-c:a', 'pcm_s16le', '-f', 's16le'] },
 } as const;
 export type AudioEncoding = keyof typeof AUDIO_ENCODINGS;
 
@@ -27,19 +32,70 @@ export interface EncodeOptions extends ProcessLimits {
   speed: number;
   /** Resample to this rate; by default the speech keeps its own. */
   sampleRate?: number;
+  /**
+   * Integrated loudness to bring the speech to, in LUFS (ITU-R BS.1770-4, EBU R128), its true peak held under
+   * -1 dBTP; by default the voice's own level is kept. Only for whole speech (encodeSpeech).
+   */
+  loudness?: number;
   /** A file, or a stream that gets the encoded bytes as they are written. */
   output: string | Writable;
 }
 
-/** Writes the speech, at the given speed, to `output` in one ffmpeg run fed through stdin. */
-export function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: EncodeOptions): Promise<void> {
-  const pcm = Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
-  return encodePcm(ffmpeg, Readable.from([pcm]), speech.sampleRate, options);
+/** A stream's samples arrive over time, so its loudness cannot be measured before its first bytes leave: no target. */
+export type PcmEncodeOptions = Omit<EncodeOptions, 'loudness'> & { loudness?: undefined };
+
+/** Encodings written again, the ceiling lowered, when ffmpeg's meter finds a true peak over it: at most this many. */
+const PEAK_RETRIES = 2;
+/** dB under the ceiling that an encoding written again aims at, beyond the peak's excess. */
+const PEAK_MARGIN = 0.3;
+
+/**
+ * Writes the speech, at the given speed, to `output` in one ffmpeg run fed through stdin. With `loudness`, a file is
+ * then measured by ffmpeg's own EBU R128 meter, and written again with its peaks held lower if the codec lifted one
+ * over the ceiling (a stream cannot be taken back: it gets the codec's headroom only).
+ */
+export async function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: EncodeOptions): Promise<void> {
+  const { loudness, output } = options;
+  if (loudness === undefined) return encode(ffmpeg, pcmOf(speech.samples), speech.sampleRate, options, 0);
+  let ceiling = TRUE_PEAK_CEILING - AUDIO_ENCODINGS[options.encoding].peakHeadroom;
+  const limits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+  for (let attempt = 0; ; attempt += 1) {
+    // Peaks held by a limiter, not by less gain: eSpeak NG's stand 18 dB over its loudness, less gain would leave it 5 LU short of -14.
+    const { samples, gain } = normalizeLoudness(speech.samples, speech.sampleRate, loudness, ceiling);
+    // The gain goes to ffmpeg (volume, in floating point); the samples change only where the limiter held a peak.
+    await encode(ffmpeg, pcmOf(samples), speech.sampleRate, options, gain);
+    if (typeof output !== 'string' || attempt === PEAK_RETRIES) return;
+    const peak = await encodedTruePeak(ffmpeg, output, limits);
+    if (peak <= TRUE_PEAK_CEILING) return;
+    ceiling -= peak - TRUE_PEAK_CEILING + PEAK_MARGIN;
+  }
+}
+
+/** The true peak of an encoded file in dBTP, as ffmpeg's ebur128 meter reads it; −Infinity for silence. */
+async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits): Promise<number> {
+  const { stderr } = await runProcess(
+    ffmpeg.tools.ffmpeg,
+    // framelog=verbose: only the summary is printed, so that it stays within the kept tail of stderr.
+    ['-nostdin', '-hide_banner', '-i', file, '-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-'],
+    limits,
+  );
+  const peak = /True peak:\s+Peak:\s+(\S+)/.exec(stderr)?.[1];
+  if (peak === undefined) throw new Error(`ffmpeg's ebur128 meter printed no true peak: ${stderr.slice(-500)}`);
+  return peak === '-inf' ? -Infinity : Number(peak);
+}
+
+function pcmOf(samples: Int16Array): Readable {
+  return Readable.from([Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength)]);
 }
 
 /** Encodes mono 16-bit PCM in one ffmpeg run, reading it as it arrives on `pcm`. */
-export function encodePcm(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, options: EncodeOptions): Promise<void> {
+export function encodePcm(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, options: PcmEncodeOptions): Promise<void> {
+  return encode(ffmpeg, pcm, inputRate, options, 0);
+}
+
+function encode(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, options: Omit<EncodeOptions, 'loudness'>, gain: number): Promise<void> {
   const streaming = typeof options.output !== 'string';
+  const filters = [...(gain === 0 ? [] : [`volume=${gain.toFixed(2)}dB`]), ...(options.speed === 1 ? [] : [tempoFilter(options.speed)])];
   return ffmpeg.run({
     inputs: [
       {
@@ -50,7 +106,7 @@ export function encodePcm(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, opti
     ],
     output: options.output,
     outputOptions: [
-      ...(options.speed === 1 ? [] : ['-af', tempoFilter(options.speed)]),
+      ...(filters.length === 0 ? [] : ['-af', filters.join(',')]),
       ...(options.sampleRate ? ['-ar', String(options.sampleRate)] : []),
       '-map_metadata',
       '-1',
@@ -82,7 +138,7 @@ export class WarmEncoders {
   constructor(private readonly ffmpeg: Ffmpeg) {}
 
   /** encodePcm into a stream, on the spare when one is ready. */
-  encode(pcm: Readable, inputRate: number, options: EncodeOptions & { output: Writable }): Promise<void> {
+  encode(pcm: Readable, inputRate: number, options: PcmEncodeOptions & { output: Writable }): Promise<void> {
     if (options.speed !== 1) return encodePcm(this.ffmpeg, pcm, inputRate, options);
     const key = `${options.encoding}/${inputRate}/${options.sampleRate ?? inputRate}`;
     const ready = this.spares.get(key);
@@ -102,7 +158,7 @@ export class WarmEncoders {
     this.spares.clear();
   }
 
-  private start(inputRate: number, options: EncodeOptions): Spare {
+  private start(inputRate: number, options: PcmEncodeOptions): Spare {
     const controller = new AbortController();
     const input = new PassThrough();
     const output = new PassThrough();
@@ -124,7 +180,7 @@ export class WarmEncoders {
   }
 }
 
-async function useSpare(spare: Spare, pcm: Readable, options: EncodeOptions & { output: Writable }): Promise<void> {
+async function useSpare(spare: Spare, pcm: Readable, options: PcmEncodeOptions & { output: Writable }): Promise<void> {
   // As with encodePcm: an abort, a failing input or a destination gone kill ffmpeg.
   const stop = () => spare.controller.abort();
   options.signal?.addEventListener('abort', stop, { once: true });

@@ -50,6 +50,8 @@ export interface AudioRequest extends SpeakRequest {
   speed: number;
   /** Also time every word in the file, and publish WebVTT and SRT captions of the same name. */
   timestamps?: boolean;
+  /** Bring the file to this integrated loudness in LUFS, its true peak under -1 dBTP; by default the voice's own level. */
+  loudness?: number;
 }
 
 export interface AudioResult {
@@ -142,7 +144,7 @@ export class Synthesizer {
       this.storage,
       { kind: 'audio', extension: encoding.extension },
       async (output) => {
-        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, output, signal: request.signal }).catch(
+        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, loudness: request.loudness, output, signal: request.signal }).catch(
           rethrowAsAppError('MEDIA_FAILED'),
         );
         const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));

@@ -15,12 +15,12 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { text, voice, format = 'mp3', speed = 1, timestamps = false } = request.body;
+      const { text, voice, format = 'mp3', speed = 1, timestamps = false, loudness = false } = request.body;
       const resolved = app.synthesizer.resolveVoice({ text, voice });
       const result = await app.jobs.run('tts', jobClient(request, text.length), (signal) =>
-        app.synthesizer.renderAudio({ text, voice: resolved, encoding: format, speed, timestamps, signal }),
+        app.synthesizer.renderAudio({ text, voice: resolved, encoding: format, speed, timestamps, loudness: loudness === false ? undefined : loudness, signal }),
       );
-      request.log.info({ voice, format, speed, characters: text.length, file: result.file.key }, 'speech stored');
+      request.log.info({ voice, format, speed, loudness, characters: text.length, file: result.file.key }, 'speech stored');
       return {
         status: 'success' as const,
         url: result.file.url,

@@ -1,0 +1,323 @@
+/**
+ * Loudness of mono 16-bit speech as ITU-R BS.1770-4 and EBU R128 define it: integrated loudness (K-weighted,
+ * gated) in LUFS and an estimate of the true peak in dBTP. Pure functions over the samples, at their own rate.
+ */
+
+/** The highest true peak EBU R128 s1 and the streaming platforms accept. */
+export const TRUE_PEAK_CEILING = -1;
+
+/** Full scale of 16-bit samples, as ffmpeg reads them (−32768 is −1.0). */
+const FULL_SCALE = 32768;
+/** BS.1770-4 §2.8: gating blocks of 400 ms, every 100 ms (75 % overlap). */
+const BLOCKS_PER_WINDOW = 4;
+const ABSOLUTE_GATE = -70;
+const RELATIVE_GATE = -10;
+
+interface Biquad {
+  b0: number;
+  b1: number;
+  b2: number;
+  a1: number;
+  a2: number;
+}
+
+/**
+ * The two K-weighting stages (BS.1770-4 §2.1: a high shelf for the head, then a high pass) at any sample rate, by
+ * the bilinear transform from the analogue prototypes fitted to the 48 kHz coefficients, as libebur128 derives them.
+ */
+export function kWeighting(sampleRate: number): [Biquad, Biquad] {
+  const shelfK = Math.tan((Math.PI * 1681.974450955533) / sampleRate);
+  const shelfQ = 0.7071752369554196;
+  const vh = 10 ** (3.999843853973347 / 20);
+  const vb = vh ** 0.4996667741545416;
+  const shelfA0 = 1 + shelfK / shelfQ + shelfK * shelfK;
+  const shelf: Biquad = {
+    b0: (vh + (vb * shelfK) / shelfQ + shelfK * shelfK) / shelfA0,
+    b1: (2 * (shelfK * shelfK - vh)) / shelfA0,
+    b2: (vh - (vb * shelfK) / shelfQ + shelfK * shelfK) / shelfA0,
+    a1: (2 * (shelfK * shelfK - 1)) / shelfA0,
+    a2: (1 - shelfK / shelfQ + shelfK * shelfK) / shelfA0,
+  };
+  const passK = Math.tan((Math.PI * 38.13547087602444) / sampleRate);
+  const passQ = 0.5003270373238773;
+  const passA0 = 1 + passK / passQ + passK * passK;
+  // libebur128 leaves the high pass's numerator at 1, −2, 1: its gain at mid frequencies is then exactly 1.
+  const pass: Biquad = { b0: 1, b1: -2, b2: 1, a1: (2 * (passK * passK - 1)) / passA0, a2: (1 - passK / passQ + passK * passK) / passA0 };
+  return [shelf, pass];
+}
+
+/**
+ * Integrated loudness in LUFS (BS.1770-4 §2, mono: channel weight 1); −Infinity when no block passes the absolute
+ * gate (silence). Audio shorter than one 400 ms block is measured as one block of its own length.
+ */
+export function integratedLoudness(samples: Int16Array, sampleRate: number): number {
+  const step = Math.max(1, Math.round(sampleRate / 10));
+  const energies = stepEnergies(samples, sampleRate, step);
+  const blocks = blockPowers(energies, step, samples.length);
+  const loud = blocks.filter((power) => blockLoudness(power) > ABSOLUTE_GATE);
+  if (loud.length === 0) return -Infinity;
+  const relativeGate = blockLoudness(mean(loud)) + RELATIVE_GATE;
+  return blockLoudness(mean(loud.filter((power) => blockLoudness(power) > relativeGate)));
+}
+
+/** Sum of the squared K-weighted signal over each whole `step` of samples (the 100 ms hops). */
+function stepEnergies(samples: Int16Array, sampleRate: number, step: number): Float64Array {
+  const [shelf, pass] = kWeighting(sampleRate);
+  const hops = Math.floor(samples.length / step);
+  // A sound shorter than one hop still counts (as one short hop).
+  const energies = new Float64Array(Math.max(1, hops));
+  const end = hops === 0 ? samples.length : hops * step;
+  const { b0, b1, b2, a1, a2 } = shelf;
+  const { b0: c0, b1: c1, b2: c2, a1: d1, a2: d2 } = pass;
+  // Transposed direct form II, both stages in one pass.
+  let s1 = 0;
+  let s2 = 0;
+  let p1 = 0;
+  let p2 = 0;
+  for (let hop = 0; hop < energies.length; hop += 1) {
+    let energy = 0;
+    const last = Math.min(end, (hop + 1) * step);
+    for (let index = hop * step; index < last; index += 1) {
+      const x = (samples[index] ?? 0) / FULL_SCALE;
+      const y = b0 * x + s1;
+      s1 = b1 * x - a1 * y + s2;
+      s2 = b2 * x - a2 * y;
+      const z = c0 * y + p1;
+      p1 = c1 * y - d1 * z + p2;
+      p2 = c2 * y - d2 * z;
+      energy += z * z;
+    }
+    energies[hop] = energy;
+  }
+  return energies;
+}
+
+/** Mean square of every 400 ms block; short audio is one block of all of it. */
+function blockPowers(energies: Float64Array, step: number, length: number): number[] {
+  if (energies.length < BLOCKS_PER_WINDOW) {
+    const total = energies.reduce((sum, energy) => sum + energy, 0);
+    return length === 0 ? [] : [total / Math.min(length, energies.length * step)];
+  }
+  const powers: number[] = [];
+  for (let start = 0; start + BLOCKS_PER_WINDOW <= energies.length; start += 1) {
+    let sum = 0;
+    for (let hop = start; hop < start + BLOCKS_PER_WINDOW; hop += 1) sum += energies[hop] ?? 0;
+    powers.push(sum / (BLOCKS_PER_WINDOW * step));
+  }
+  return powers;
+}
+
+function blockLoudness(power: number): number {
+  return -0.691 + 10 * Math.log10(power);
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+/** Taps on each side of an interpolated point: flat (within 0.01 dB) to 0.4 of the sample rate. */
+const HALF_TAPS = 12;
+const TAPS = 2 * HALF_TAPS;
+const KAISER_BETA = 8;
+
+/**
+ * The 4× interpolator of the true-peak meter (BS.1770-4 Annex 2): for each of the points 1/4, 2/4 and 3/4 of the
+ * way from a sample to the next, a Kaiser-windowed sinc over the TAPS nearest samples, scaled to unit gain at DC.
+ */
+const PHASES = [1, 2, 3].map((quarters) => {
+  const taps = Float64Array.from({ length: TAPS }, (_, tap) => {
+    const t = quarters / 4 - (tap - HALF_TAPS + 1);
+    const window = besselI0(KAISER_BETA * Math.sqrt(1 - (t / HALF_TAPS) ** 2)) / besselI0(KAISER_BETA);
+    return (Math.sin(Math.PI * t) / (Math.PI * t)) * window;
+  });
+  const sum = taps.reduce((total, tap) => total + tap, 0);
+  return taps.map((tap) => tap / sum);
+});
+const [QUARTER, HALF, THREE_QUARTERS] = PHASES as [Float64Array, Float64Array, Float64Array];
+
+/** The modified Bessel function of the first kind, order 0, by its power series (ample for the window's range). */
+function besselI0(x: number): number {
+  let sum = 1;
+  let term = 1;
+  for (let k = 1; k < 30; k += 1) {
+    term *= (x / (2 * k)) ** 2;
+    sum += term;
+  }
+  return sum;
+}
+
+/** No interpolated point exceeds the largest of the samples it is made of by more than this factor. */
+const MAX_OVERSHOOT = Math.max(...PHASES.map((taps) => taps.reduce((total, tap) => total + Math.abs(tap), 0)));
+/** Samples per stretch: a stretch is passed over whole when even its largest overshoot stays under a level. */
+const STRETCH = 32;
+
+/** Estimated true peak in dBTP (4× oversampled, BS.1770-4 Annex 2); −Infinity for digital silence. */
+export function truePeak(samples: Int16Array): number {
+  const peaks = stretchPeaks(samples);
+  const signal = padded(samples);
+  let peak = peaks.reduce((highest, level) => Math.max(highest, level), 0);
+  for (let stretch = 0; stretch < peaks.length - 2; stretch += 1) {
+    if (!mayExceed(peaks, stretch, peak)) continue;
+    const end = Math.min(samples.length, (stretch + 1) * STRETCH);
+    for (let index = stretch * STRETCH; index < end; index += 1) peak = Math.max(peak, levelAfter(signal, index));
+  }
+  return 20 * Math.log10(peak / FULL_SCALE);
+}
+
+/** The samples with HALF_TAPS zeros (the silence before and after the sound) on each side, for the interpolator. */
+function padded(samples: Int16Array): Float32Array {
+  const signal = new Float32Array(samples.length + 2 * HALF_TAPS);
+  signal.set(samples, HALF_TAPS);
+  return signal;
+}
+
+/** The highest |sample| of each stretch, with an empty stretch at each end so that every stretch has two neighbours. */
+function stretchPeaks(samples: Int16Array): Float64Array {
+  const stretches = Math.ceil(samples.length / STRETCH);
+  const peaks = new Float64Array(stretches + 2);
+  for (let stretch = 0; stretch < stretches; stretch += 1) {
+    let peak = 0;
+    const end = Math.min(samples.length, (stretch + 1) * STRETCH);
+    for (let index = stretch * STRETCH; index < end; index += 1) peak = Math.max(peak, Math.abs(samples[index] ?? 0));
+    peaks[stretch + 1] = peak;
+  }
+  return peaks;
+}
+
+/** Whether a sample of `stretch` or a point after it can pass `level`: its points reach HALF_TAPS (< STRETCH) samples into each neighbour. */
+function mayExceed(peaks: Float64Array, stretch: number, level: number): boolean {
+  return Math.max(peaks[stretch] ?? 0, peaks[stretch + 1] ?? 0, peaks[stretch + 2] ?? 0) * MAX_OVERSHOOT > level;
+}
+
+/** The highest level from sample `index` to the next, that one excluded: the sample and the three points after it. */
+function levelAfter(signal: Float32Array, index: number): number {
+  let quarter = 0;
+  let half = 0;
+  let threeQuarters = 0;
+  // signal[index + 1 + tap] is sample index + tap − HALF_TAPS + 1 (see padded).
+  for (let tap = 0; tap < TAPS; tap += 1) {
+    const sample = signal[index + 1 + tap] ?? 0;
+    quarter += (QUARTER[tap] ?? 0) * sample;
+    half += (HALF[tap] ?? 0) * sample;
+    threeQuarters += (THREE_QUARTERS[tap] ?? 0) * sample;
+  }
+  return Math.max(Math.abs(signal[index + HALF_TAPS] ?? 0), Math.abs(quarter), Math.abs(half), Math.abs(threeQuarters));
+}
+
+export interface Normalized {
+  /** The samples, turned down where the gain would lift their true peak over the ceiling (the others as they were). */
+  samples: Int16Array;
+  /** Gain in dB to apply to `samples`: with it they measure the target; 0 for silence. */
+  gain: number;
+}
+
+/** Rounds of gain, limiter and measure at most; each makes up for what the limiter took in the one before. */
+const MAX_ROUNDS = 5;
+/** Close enough to the target to stop: meters print a tenth of a LU. */
+const TOLERANCE = 0.1;
+/** The most the limiter may cost: beyond it speech would be squashed, so a target that needs more is not reached. */
+const MAX_MAKEUP = 9;
+
+/**
+ * What brings speech to `target` LUFS with its true peak at most `ceiling` dBTP: a gain, and the samples with their
+ * loudest moments held down by a look-ahead limiter so that the gain lifts no peak over the ceiling. The limiter
+ * lowers the loudness a little: the loudness is measured again with it in place and the gain raised to make up (at
+ * most MAX_MAKEUP dB; speech whose peaks stand far above its loudness then ends below a high target).
+ */
+export function normalizeLoudness(samples: Int16Array, sampleRate: number, target: number, ceiling: number): Normalized {
+  const measured = integratedLoudness(samples, sampleRate);
+  if (!Number.isFinite(measured)) return { samples, gain: 0 };
+  const plain = target - measured;
+  if (truePeak(samples) + plain <= ceiling) return { samples, gain: plain };
+  const levels = new PeakLevels(samples);
+  let gain = plain;
+  let previous: { gain: number; loudness: number } | undefined;
+  for (let round = 1; ; round += 1) {
+    const limited = limitLevels(samples, levels, sampleRate, limitOf(ceiling - gain));
+    // The absolute gate moves with the gain too, but speech sits far above it, where that changes nothing.
+    const loudness = integratedLoudness(limited, sampleRate) + gain;
+    // Loudness grows more slowly than the gain once the limiter works: the secant through the last two rounds.
+    const slope = previous ? Math.min(1, Math.max(0.2, (loudness - previous.loudness) / (gain - previous.gain))) : 1;
+    const next = Math.min(plain + MAX_MAKEUP, gain + (target - loudness) / slope);
+    if (Math.abs(target - loudness) < TOLERANCE || round === MAX_ROUNDS || next === gain) return { samples: limited, gain };
+    previous = { gain, loudness };
+    gain = next;
+  }
+}
+
+/** Look-ahead and release of the limiter, in dB per millisecond of gain change. */
+const ATTACK_DB_PER_MS = 3;
+const RELEASE_DB_PER_MS = 0.2;
+
+/**
+ * The samples with every level (true peak) over `ceiling` dBFS brought down to it, by a gain that falls ahead of
+ * each peak at ATTACK_DB_PER_MS and comes back after it at RELEASE_DB_PER_MS; the samples themselves when none is over.
+ */
+export function limitPeaks(samples: Int16Array, sampleRate: number, ceiling: number): Int16Array {
+  return limitLevels(samples, new PeakLevels(samples), sampleRate, limitOf(ceiling));
+}
+
+/** A level in dBFS as a sample magnitude. */
+function limitOf(ceiling: number): number {
+  return FULL_SCALE * 10 ** (ceiling / 20);
+}
+
+/** levelAfter of every sample, found a stretch at a time where it may pass a limit, and kept for lower limits. */
+class PeakLevels {
+  readonly levels: Float32Array;
+  private readonly signal: Float32Array;
+  private readonly peaks: Float64Array;
+  private readonly found: Uint8Array;
+
+  constructor(samples: Int16Array) {
+    this.levels = new Float32Array(samples.length);
+    this.signal = padded(samples);
+    this.peaks = stretchPeaks(samples);
+    this.found = new Uint8Array(this.peaks.length - 2);
+  }
+
+  /** Makes `levels` hold every level over `limit` (those left at 0 are at most `limit`). */
+  findOver(limit: number): void {
+    for (let stretch = 0; stretch < this.found.length; stretch += 1) {
+      if (this.found[stretch] || !mayExceed(this.peaks, stretch, limit)) continue;
+      const end = Math.min(this.levels.length, (stretch + 1) * STRETCH);
+      for (let index = stretch * STRETCH; index < end; index += 1) this.levels[index] = levelAfter(this.signal, index);
+      this.found[stretch] = 1;
+    }
+  }
+}
+
+/** limitPeaks, with the levels found so far; gains are linear, so that a ramp is a product per sample. */
+function limitLevels(samples: Int16Array, peakLevels: PeakLevels, sampleRate: number, limit: number): Int16Array {
+  peakLevels.findOver(limit);
+  const { levels } = peakLevels;
+  const length = samples.length;
+  // What each sample needs: the points after a sample lie between it and the next, so both hold them.
+  const gains = new Float32Array(length + 1).fill(1);
+  let over = false;
+  for (let index = 0; index < length; index += 1) {
+    const level = levels[index] ?? 0;
+    if (level <= limit) continue;
+    const needed = limit / level;
+    if (needed < (gains[index] ?? 1)) gains[index] = needed;
+    gains[index + 1] = needed;
+    over = true;
+  }
+  if (!over) return samples;
+  // Then what it gets: the gain falls ahead of each peak and comes back after it, never over what any sample needs.
+  const attack = 10 ** ((ATTACK_DB_PER_MS * 1000) / sampleRate / 20);
+  const release = 10 ** ((RELEASE_DB_PER_MS * 1000) / sampleRate / 20);
+  let gain = 1;
+  for (let index = length - 1; index >= 0; index -= 1) {
+    gain = Math.min(gains[index] ?? 1, gain * attack);
+    gains[index] = gain;
+  }
+  gain = 1;
+  const limited = new Int16Array(length);
+  for (let index = 0; index < length; index += 1) {
+    gain = Math.min(gains[index] ?? 1, gain * release);
+    const sample = samples[index] ?? 0;
+    limited[index] = gain < 1 ? Math.round(sample * gain) : sample;
+  }
+  return limited;
+}
