@@ -125,6 +125,24 @@ export const TtsVideoRequest = Type.Object(
     font_size: Type.Optional(
       Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: "Caption size, times the style's own (lines get fewer words as it grows)." }),
     ),
+    loudness: Type.Optional(
+      Type.Union([Type.Number({ minimum: -40, maximum: -5 }), Type.Literal(false)], {
+        description:
+          'Integrated loudness of the soundtrack in LUFS (EBU R128), true peak at most -1 dBTP; default -14, what YouTube, TikTok and ' +
+          "Instagram normalise to (they never turn quiet audio up). false keeps the voice's own level.",
+      }),
+    ),
+    music: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String({ minLength: 1, maxLength: 64, description: 'The id of an audio asset (POST /assets).' }),
+          volume: Type.Optional(
+            Type.Number({ minimum: -30, maximum: 0, description: 'Its level against the narration in LU, before it ducks under the voice; default -12.' }),
+          ),
+        },
+        { additionalProperties: false, description: 'Music under the narration: looped or cut to length, faded in and out, ducked while the voice speaks.' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

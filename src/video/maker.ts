@@ -7,6 +7,7 @@ import { publishFiles, type Storage, type StoredFile } from '../storage/storage.
 import type { Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
+import type { Music } from './soundtrack.js';
 import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
@@ -27,6 +28,9 @@ export interface VideoRequest {
   look?: Partial<CaptionLook>;
   /** Behind the captions; the dark default colour where absent. */
   background?: Background;
+  /** LUFS of the soundtrack; null keeps the voice's level; the renderer's default (-14) where absent. */
+  loudness?: number | null;
+  music?: Music;
   signal?: AbortSignal;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
@@ -88,6 +92,8 @@ export class VideoMaker {
           scratch,
           keyframeSeconds,
           background: request.background,
+          loudness: request.loudness,
+          music: request.music,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return info.duration;

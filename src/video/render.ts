@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { encodeSpeech } from '../speech/audio-encoding.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
@@ -13,6 +12,7 @@ import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
+import { encodeSoundtrack, VIDEO_LOUDNESS, type Music } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -39,6 +39,10 @@ export interface RenderOptions extends ProcessLimits {
   keyframeSeconds?: number;
   /** Behind the captions; default the dark BACKGROUND_COLOUR. */
   background?: Background;
+  /** Integrated loudness of the soundtrack in LUFS (VIDEO_LOUDNESS by default); null keeps the voice's own level. */
+  loudness?: number | null;
+  /** Music under the narration, ducked while it speaks. */
+  music?: Music;
 }
 
 /** Players seek to the keyframe before the time asked and decode on from it: at most 2 s to decode. */
@@ -112,7 +116,14 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
   try {
     const audio = path.join(workDir, 'audio.m4a');
     const [, picture] = await Promise.all([
-      encodeSpeech(ffmpeg, options.speech, { encoding: 'aac', speed: 1, output: audio, ...limits }).catch(cancelOthersOnFailure),
+      encodeSoundtrack(ffmpeg, {
+        speech: options.speech,
+        seconds: job.totalFrames / options.fps,
+        loudness: options.loudness === null ? undefined : (options.loudness ?? VIDEO_LOUDNESS),
+        music: options.music,
+        output: audio,
+        ...limits,
+      }).catch(cancelOthersOnFailure),
       encodeWithBackground((pictureJob) =>
         options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
       ).catch(cancelOthersOnFailure),

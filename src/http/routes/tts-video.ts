@@ -33,10 +33,12 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const job = { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
       const resolved = maker.resolveVoice(job);
       const background = await backgroundOf(request.body.background, app.assets);
+      const { music: musicOption, loudness } = request.body;
+      const music = musicOption && { file: (await app.assets.resolve(musicOption.id, 'audio', 'music.id')).path, volume: musicOption.volume };
       const result = await app.jobs.run('tts-video', jobClient(request, text.length), (signal) =>
-        maker.make({ ...job, voice: resolved, background, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
+        maker.make({ ...job, voice: resolved, background, music, loudness: loudness === false ? null : loudness, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
       );
-      request.log.info({ ...job, text: undefined, background: background?.type, characters: text.length, file: result.video.key }, 'video stored');
+      request.log.info({ ...job, text: undefined, background: background?.type, music: Boolean(music), characters: text.length, file: result.video.key }, 'video stored');
       return {
         status: 'success' as const,
         url: result.video.url,

@@ -1,0 +1,90 @@
+import { Readable } from 'node:stream';
+import type { Ffmpeg } from '../media/ffmpeg.js';
+import { runProcess, type ProcessLimits } from '../media/process.js';
+import { AUDIO_ENCODINGS, encodeSpeech } from '../speech/audio-encoding.js';
+import { integratedLoudness, normalizeLoudness, TRUE_PEAK_CEILING } from '../speech/loudness.js';
+import type { Speech } from '../speech/speech.js';
+
+/** What platforms play video at: audio is resampled to it. */
+export const VIDEO_SAMPLE_RATE = 48_000;
+/** Integrated loudness of a video's soundtrack unless asked otherwise: what YouTube, TikTok and Instagram normalise to. */
+export const VIDEO_LOUDNESS = -14;
+/** The music bed sits this many LU under the narration, before it ducks. */
+export const MUSIC_VOLUME = -12;
+
+/** Music under the narration: a checked audio file (an uploaded asset), looped or cut to the video's length. */
+export interface Music {
+  file: string;
+  /** Its level against the narration's integrated loudness, in LU; default MUSIC_VOLUME. */
+  volume?: number;
+}
+
+export interface SoundtrackOptions extends ProcessLimits {
+  speech: Speech;
+  /** Length of the video in seconds: the music is cut (or looped) to it. */
+  seconds: number;
+  /** Integrated loudness in LUFS; undefined keeps the voice's own level. */
+  loudness?: number;
+  music?: Music;
+  /** An AAC file (M4A). */
+  output: string;
+}
+
+/** Fades of the music at the start and the end, in seconds (shorter for very short videos). */
+const FADE_IN = 1;
+const FADE_OUT = 2;
+/** Music loudness is measured on at most this much of it, decoded at this rate. */
+const MEASURE_RATE = 16_000;
+/** Ducking: the voice (the side chain) pulls the music down by up to about 15 dB while it speaks. */
+const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=400';
+
+/**
+ * The audio of a video: the narration at 48 kHz brought to the loudness target, and with `music` the music under it,
+ * looped or cut to length, faded in and out, ducked while the voice speaks, the mix held under the true-peak ceiling.
+ */
+export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
+  const { speech, loudness, music, output } = options;
+  const limits: ProcessLimits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+  if (!music) return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, loudness, output, ...limits });
+
+  const headroom = AUDIO_ENCODINGS.aac.peakHeadroom;
+  const voice = loudness === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, loudness, TRUE_PEAK_CEILING - headroom);
+  const voiceLoudness = loudness ?? integratedLoudness(speech.samples, speech.sampleRate);
+  const musicLoudness = await measureMusic(ffmpeg, music.file, options.seconds, limits);
+  // Music with no measurable level (silence) gets no gain rather than an endless one.
+  const musicGain = Number.isFinite(musicLoudness) ? voiceLoudness + (music.volume ?? MUSIC_VOLUME) - musicLoudness : 0;
+  const seconds = options.seconds;
+  const fadeIn = Math.min(FADE_IN, seconds / 4);
+  const fadeOut = Math.min(FADE_OUT, seconds / 4);
+  const ceiling = 10 ** ((TRUE_PEAK_CEILING - headroom) / 20);
+  const graph = [
+    `[0:a]volume=${voice.gain.toFixed(2)}dB,aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,asplit=2[voice][key]`,
+    `[1:a]aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,volume=${musicGain.toFixed(2)}dB,atrim=0:${seconds.toFixed(3)},` +
+      `afade=t=in:d=${fadeIn.toFixed(3)},afade=t=out:st=${(seconds - fadeOut).toFixed(3)}:d=${fadeOut.toFixed(3)}[bed]`,
+    `[bed][key]${DUCKING}[ducked]`,
+    // The mix's peaks: the voice's are held already; where the music adds to them, the limiter holds the sum.
+    `[voice][ducked]amix=inputs=2:duration=first:normalize=0,alimiter=limit=${ceiling.toFixed(4)}:level=disabled:attack=5:release=50[mix]`,
+  ].join(';');
+  const pcm = Buffer.from(voice.samples.buffer, voice.samples.byteOffset, voice.samples.byteLength);
+  await ffmpeg.run({
+    inputs: [
+      { source: Readable.from([pcm]), options: ['-probesize', '32', '-analyzeduration', '0', '-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1'] },
+      // Looped for as long as the narration needs it.
+      { source: music.file, options: ['-stream_loop', '-1'] },
+    ],
+    complexFilter: graph,
+    output,
+    outputOptions: ['-map', '[mix]', '-map_metadata', '-1', ...AUDIO_ENCODINGS.aac.args],
+    ...limits,
+  });
+}
+
+/** Integrated loudness of the music over what the video uses of it (decoded once, mono, 16 kHz). */
+async function measureMusic(ffmpeg: Ffmpeg, file: string, seconds: number, limits: ProcessLimits): Promise<number> {
+  const { stdout } = await runProcess(
+    ffmpeg.tools.ffmpeg,
+    ['-nostdin', '-v', 'error', '-stream_loop', '-1', '-i', file, '-map', '0:a:0', '-t', seconds.toFixed(3), '-ac', '1', '-ar', String(MEASURE_RATE), '-f', 's16le', 'pipe:1'],
+    limits,
+  );
+  return integratedLoudness(new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2)), MEASURE_RATE);
+}
