@@ -83,6 +83,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ...worstCaseSection(results),
     ...throughputSection(results),
     ...videoSection(results),
+    ...looksSection(results),
     ...memorySection(results),
     ...scalingSection(results),
     ...speechSection(results),
@@ -391,6 +392,28 @@ function speechSection(results: Results): string[] {
     `\`POST /v1/audio/speech\` with a ${speech.characters}-character \`input\` and \`response_format\` mp3 or pcm: time from ` +
       'sending the request to the first non-empty chunk of the body, and to its end; one warm-up request per voice first. ' +
       'OpenAI voice names map to local voices as README says.',
+    '',
+  ];
+}
+
+function looksSection(results: Results): string[] {
+  const looks = results.looks;
+  if (!looks) return [];
+  return [
+    '## Videos people post: keyframes, loudness, backgrounds, styles, music',
+    '',
+    table(
+      ['', 'p50 (min–max)', 'runs'],
+      [
+        ...looks.renders.map((render) => [`renderVideo, ${render.label}`, spread(render.time), render.time.runs.length]),
+        ['`POST /tts-video`, the plain default', spread(looks.service.plain), looks.service.plain.runs.length],
+        ['`POST /tts-video`, uploaded 1920×1080 JPEG background, `caption_style: "bold"`, uploaded MP3 music', spread(looks.service.looks), looks.service.looks.runs.length],
+      ],
+    ),
+    '',
+    `${looks.seconds} s of narration by \`${looks.voice}\` at 1080×1920, constant 30 fps, word captions. The renderer rows time ` +
+      '`renderVideo` alone on the same speech and captions (no synthesis, no HTTP), in rounds with the service rows. ' +
+      `A keyframe every 2 s costs ×${looks.keyframeCost} of the render with a single keyframe.`,
     '',
   ];
 }

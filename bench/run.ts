@@ -24,11 +24,12 @@ import { textOf } from './texts.js';
 import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
+import { measureLooks, type LooksResult } from './looks.js';
 import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['tts', 'throughput', 'video', 'speech', 'worst-case', 'voices', 'memory'] as const;
+const SECTIONS = ['tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -36,6 +37,7 @@ const PLANS = {
     ttsSizes: [200, 500, 1000, 2000, 5000].map((characters) => ({ characters, runs: characters === 200 ? 15 : 5 })),
     throughput: { levels: [1, 2, 4, 8], seconds: 15, rounds: 3 },
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
+    looks: { runs: 5, seconds: 60 },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
@@ -49,6 +51,7 @@ const PLANS = {
     ttsSizes: [{ characters: 200, runs: 2 }],
     throughput: { levels: [1, 2, 4, 8], seconds: 1, rounds: 1 },
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
+    looks: { runs: 1, seconds: 60 },
     speech: { voices: [VOICE], runs: 1 },
     // One slowest valid input, one run: a 200 on eSpeak NG, a 422 on Flite.
     worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
@@ -75,6 +78,7 @@ export interface Results {
   throughput: ThroughputRow[];
   spawnCost: SpawnCost[];
   video: VideoRow[];
+  looks: LooksResult | null;
   scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
   memory: MemoryResult | null;
   speech: SpeechResult | null;
@@ -111,6 +115,7 @@ async function main(): Promise<void> {
     throughput: [],
     spawnCost: [],
     video: [],
+    looks: null,
     speech: null,
     worstCases: [],
     voices: null,
@@ -143,6 +148,9 @@ async function main(): Promise<void> {
         ...scalingSeconds.map((extra) => ({ videoCase: PORTRAIT, seconds: extra, naive: false })),
       ];
       results.video = await measureVideo(service, raw, { voice: VOICE, items, runs, workDir });
+    });
+    await section('looks', 'issue 12: keyframes and loudness in the renderer; /tts-video with an image, bold captions and music', async () => {
+      results.looks = await measureLooks(service, raw, { voice: VOICE, ...plan.looks, workDir });
     });
     await section('speech', '/v1/audio/speech, streamed', async () => {
       results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);

@@ -18,7 +18,7 @@ export interface TargetResult {
 }
 
 /** The issues' targets, each judged on the measured p50 (or the p99 or slowest run where it says so); only those this run measured. */
-export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'video' | 'worstCases' | 'voices'>): TargetResult[] {
+export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'video' | 'worstCases' | 'voices' | 'looks'>): TargetResult[] {
   const targets: TargetResult[] = [];
   const add = (id: string, description: string, value: number, unit: string, limit: number, target: string, compare: 'at most' | 'below' | 'at least' = 'at most') => {
     const pass = compare === 'below' ? value < limit : compare === 'at least' ? value >= limit : value <= limit;
@@ -56,6 +56,11 @@ export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'v
     }
   }
   addNeuralTargets(results.voices, add);
+  const looks = results.looks;
+  if (looks) {
+    add('video-keyframes-cost', `render of ${looks.seconds} s at 1080×1920 with a keyframe every 2 s / with one keyframe, p50s`, looks.keyframeCost, '×', 1.15, '≤ 1.15');
+    add('video-looks', `/tts-video 1080×1920, ${looks.seconds} s, image background + bold captions + music, p50`, looks.service.looks.p50, 'ms', 1500, '≤ 1500 ms');
+  }
   return targets;
 }
 

@@ -93,6 +93,8 @@ describe('POST /assets', () => {
     } else {
       expect(asset.duration).toBeCloseTo(2, 1);
       expect(asset.width).toBeUndefined();
+      // ffmpeg's sine is 1/8 of full scale: a full-scale sine is -3 LUFS, this one 18 dB under it.
+      expect(Math.abs((asset.loudness ?? 0) + 21.1), `loudness ${asset.loudness}`).toBeLessThan(1.5);
     }
     expect(Date.parse(asset.expires_at ?? '') - Date.parse(asset.created_at)).toBe(2 * 3_600_000);
 

@@ -162,9 +162,12 @@ describe('the ASS script', () => {
   const LATIN = 'Captions follow the voice word by word, and stay inside the safe area of every frame size.';
   const MIXED = `Ça coûte 5 € — “déjà vu” Ελληνικά Привет שלום مرحبا ${INJECTIONS.join(' ')}`;
 
-  /** Dialogue text as voxreel wrote it before font families: escaped pieces, the lit one between colour tags. */
+  /**
+   * Dialogue text as voxreel wrote it before font families: escaped pieces, the lit one between colour tags (the
+   * highlight #FFD23F given as #FAD746, which libass's BT.601 blending turns into #FFD23F's BT.709 values; colour.ts).
+   */
   function dialogueBefore(lines: readonly CaptionPiece[][], lit: number): string {
-    const [highlight, plain] = ['{\\1c&H003FD2FF&}', '{\\1c&H00FFFFFF&}'];
+    const [highlight, plain] = ['{\\1c&H0046D7FA&}', '{\\1c&H00FFFFFF&}'];
     return lines.map((line) => line.map((piece) => (piece.word === lit ? `${highlight}${escapeAssText(piece.text)}${plain}` : escapeAssText(piece.text))).join(' ')).join('\\N');
   }
 

@@ -76,7 +76,7 @@ describe('the soundtrack of a video', () => {
   it('puts music under the narration: looped to the end, faded in and out, ducked while the voice speaks', async () => {
     const file = await render('music', { music: { file: music } });
     const [, audio] = await rawStreams(file);
-    expect(audio).toMatchObject({ sample_rate: '48000', channels: 2 });
+    expect(audio).toMatchObject({ sample_rate: '48000', channels: 1 });
     const { integrated, truePeak } = await meter(file);
     expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
     expect(truePeak).toBeLessThanOrEqual(-1);

@@ -18,7 +18,7 @@ export interface AssetLimits {
   maxAudioSeconds: number;
 }
 
-export type AssetFacts = { kind: 'image'; width: number; height: number } | { kind: 'audio'; duration: number };
+export type AssetFacts = { kind: 'image'; width: number; height: number } | { kind: 'audio'; duration: number; loudness?: number };
 
 interface ProbedStream {
   codec_type?: string;
@@ -78,7 +78,7 @@ interface Run {
   probed: Probed;
   lengthGuessed: boolean;
   /** ffmpeg on the file, with decoder options before it and output options after it. */
-  decode(args: { input: string[]; output: string[] }): Promise<{ stdout: Buffer }>;
+  decode(args: { input: string[]; output: string[] }): Promise<{ stdout: Buffer; stderr: string }>;
 }
 
 function streamsOf(probed: Probed): { pictures: ProbedStream[]; sounds: ProbedStream[] } {
@@ -112,17 +112,19 @@ async function checkAudio(run: Run, maxSeconds: number): Promise<AssetFacts> {
   const stated = run.lengthGuessed ? Number.NaN : Number(run.probed.format?.duration);
   if (stated > maxSeconds + 1) throw tooLong(stated, maxSeconds);
   // Decoding stops a second past the limit, so a file whose header hides its length cannot make the check long.
-  const { stdout } = await run.decode({
-    input: [],
-    output: ['-map', '0:a:0', '-t', String(maxSeconds + 1), '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
+  // The same decode meters the loudness (ebur128 prints its summary at the info level, at the end of stderr).
+  const { stdout, stderr } = await run.decode({
+    input: ['-v', 'info'],
+    output: ['-map', '0:a:0', '-t', String(maxSeconds + 1), '-af', 'ebur128=framelog=verbose', '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
   });
+  const loudness = Number(/I:\s+(-?[\d.]+) LUFS/.exec(stderr)?.[1]);
   const duration = decodedSeconds(stdout);
   if (!(duration > 0)) throw refuse('INVALID_ASSET', 'The file has no audio in it.');
   if (duration > maxSeconds) throw tooLong(duration, maxSeconds);
   if (stated - duration > Math.max(0.5, stated * 0.02)) {
     throw refuse('INVALID_ASSET', `The file is truncated: its header says ${stated.toFixed(3)} s, it decodes to ${duration.toFixed(3)} s.`);
   }
-  return { kind: 'audio', duration: Math.round(duration * 1000) / 1000 };
+  return { kind: 'audio', duration: Math.round(duration * 1000) / 1000, ...(Number.isFinite(loudness) ? { loudness } : {}) };
 }
 
 function tooLong(seconds: number, limit: number): AppError {

@@ -28,6 +28,8 @@ const AssetRecord = Type.Object({
   width: Type.Optional(Type.Integer({ minimum: 1 })),
   height: Type.Optional(Type.Integer({ minimum: 1 })),
   duration: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Audio: integrated loudness in LUFS (EBU R128), measured on upload; music is levelled against the voice with it. */
+  loudness: Type.Optional(Type.Number()),
   created: Type.String(),
 });
 type AssetRecord = Static<typeof AssetRecord>;
@@ -45,6 +47,7 @@ export interface ResolvedAsset {
   width?: number;
   height?: number;
   duration?: number;
+  loudness?: number;
 }
 
 /** A received file waiting in the temporary folder: `admit` checks and stores it; `discard` removes it. */
@@ -180,8 +183,8 @@ export class AssetStore {
       });
     }
     if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an ${kind} asset; this one is ${asset.kind}.` });
-    const { format, width, height, duration } = asset;
-    return { path: this.fileOf(asset), kind, format, width, height, duration };
+    const { format, width, height, duration, loudness } = asset;
+    return { path: this.fileOf(asset), kind, format, width, height, duration, loudness };
   }
 
   /** Removes assets expired more than the grace ago, files without a record, and abandoned temporary files; returns how many assets. */

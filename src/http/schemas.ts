@@ -276,6 +276,7 @@ export const AssetResponse = Type.Object({
   width: Type.Optional(Type.Integer({ description: 'Images: width in pixels.' })),
   height: Type.Optional(Type.Integer({ description: 'Images: height in pixels.' })),
   duration: Type.Optional(Type.Number({ description: 'Audio: seconds, as decoded.' })),
+  loudness: Type.Optional(Type.Number({ description: 'Audio: integrated loudness in LUFS (EBU R128); music is levelled against the narration with it.' })),
   created_at: Type.String({ format: 'date-time' }),
   expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'From then on the asset is gone (404, and refused where a request names it); null when assets are kept.',

@@ -2,14 +2,16 @@ import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import type { CaptionPiece, Captions } from './captions.js';
 import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
+import { forBt601Drawing } from './colour.js';
 
 export { CAPTION_COLOURS } from './caption-style.js';
 
 /** The subtitle style's box: black, a little over 60 % opaque. */
 const BOX_ALPHA = 0x60;
 
-/** RGB hex → ASS &HAABBGGRR (alpha 0 is opaque). */
-function assColour(rgb: string, alpha = 0): string {
+/** RGB hex → ASS &HAABBGGRR (alpha 0 is opaque), as libass must get it for the pixels to come out BT.709 (colour.ts). */
+function assColour(hex: string, alpha = 0): string {
+  const rgb = forBt601Drawing(hex);
   return `&H${alpha.toString(16).padStart(2, '0')}${rgb.slice(4, 6)}${rgb.slice(2, 4)}${rgb.slice(0, 2)}`.toUpperCase();
 }
 

@@ -4,6 +4,7 @@ import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { ProcessLimits } from '../media/process.js';
 import type { FrameSize } from './frame.js';
 import type { PictureFilters } from './h264/index.js';
+import { forBt601Drawing, rgbToYuv420 } from './colour.js';
 
 /** What fills the frame behind the captions. Colours are RGB hex without `#`. */
 export type Background =
@@ -20,22 +21,22 @@ export type BackgroundLayer = Pick<PictureFilters, 'input' | 'clock' | 'region' 
 /** One colour: a 16×16 lavfi source scaled up without interpolation, so every pixel is exactly the colour. */
 export function colourLayer(rgb: string): BackgroundLayer {
   return {
-    // RGB until the end: the colour source would otherwise convert to YUV with BT.601 coefficients.
-    input: (fps) => ({ source: `color=c=0x${rgb}:s=16x16:r=${fps},format=rgb24`, options: ['-f', 'lavfi'] }),
-    region: (width, _top, rows) => `scale=${width}:${rows}:flags=neighbor,setsar=1,format=rgb24`,
+    // The colour source converts with BT.601 (see colour.ts).
+    input: (fps) => ({ source: `color=c=0x${forBt601Drawing(rgb)}:s=16x16:r=${fps}`, options: ['-f', 'lavfi'] }),
+    region: (width, _top, rows) => `scale=${width}:${rows}:flags=neighbor,setsar=1,format=yuv420p`,
     flat: true,
   };
 }
 
 /**
- * A still full frame, made once as raw RGB: read once, repeated as the frames at `fps` (the `loop` filter holds the
+ * A still full frame, made once as raw yuv420p with BT.709 coefficients: read once, repeated as the frames at `fps` (the `loop` filter holds the
  * one decoded frame; `-loop 1` would decode the file again for every frame), each encode cutting its rows.
  */
 function stillLayer(file: string, size: FrameSize): BackgroundLayer {
   return {
     input: (fps) => ({
       source: file,
-      options: ['-f', 'rawvideo', '-pixel_format', 'rgb24', '-video_size', `${size.width}x${size.height}`, '-framerate', String(fps)],
+      options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${size.width}x${size.height}`, '-framerate', String(fps)],
     }),
     clock: 'loop=loop=-1:size=1:start=0,setpts=N',
     region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
@@ -43,7 +44,7 @@ function stillLayer(file: string, size: FrameSize): BackgroundLayer {
   };
 }
 
-/** Makes what the background needs (a raw frame for gradients and images) in `workDir` and gives its layer. */
+/** Makes what the background needs (a raw BT.709 frame for gradients and images) in `workDir` and gives its layer. */
 export async function prepareBackground(
   ffmpeg: Ffmpeg,
   background: Background,
@@ -52,17 +53,19 @@ export async function prepareBackground(
   limits: ProcessLimits,
 ): Promise<BackgroundLayer> {
   if (background.type === 'color') return colourLayer(background.color);
-  const file = path.join(workDir, 'background.rgb');
+  const file = path.join(workDir, 'background.yuv');
   if (background.type === 'gradient') {
-    await writeFile(file, gradientPixels(background.colors, background.direction, size));
+    await writeFile(file, rgbToYuv420(gradientPixels(background.colors, background.direction, size), size.width, size.height));
   } else {
-    // Cover: scale until both sides reach the frame, then cut the middle; lanczos for a sharp still.
+    // Cover: scale until both sides reach the frame, then cut the middle; lanczos for a sharp still; then BT.709 YUV.
     await ffmpeg.run({
       inputs: [{ source: background.file }],
       output: file,
       outputOptions: [
         '-map', '0:v:0', '-frames:v', '1',
-        '-vf', `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=lanczos,crop=${size.width}:${size.height},setsar=1,format=rgb24`,
+        '-vf',
+        `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=lanczos,crop=${size.width}:${size.height},setsar=1,format=rgb24,` +
+          'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
         '-f', 'rawvideo',
       ],
       ...limits,
@@ -71,7 +74,7 @@ export async function prepareBackground(
   return stillLayer(file, size);
 }
 
-/** A two-colour linear gradient as raw RGB24, computed here (a few milliseconds for 1080×1920). */
+/** A two-colour linear gradient as raw RGB24, computed here (some tens of milliseconds for 1080×1920). */
 export function gradientPixels(colors: readonly [string, string], direction: GradientDirection, size: FrameSize): Buffer {
   const [from, to] = colors.map((hex) => [0, 2, 4].map((at) => parseInt(hex.slice(at, at + 2), 16))) as [number[], number[]];
   const { width, height } = size;

@@ -38,6 +38,8 @@ const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
 /** Caption geometry in pixels of the frame (the ASS script uses the frame size as its coordinate system). */
 export interface CaptionBox extends FrameSize {
   fontSize: number;
+  /** Height of a cue's lines at their largest (a lit word may be drawn larger): what the captions may cover above the bottom margin. */
+  textHeight: number;
   /** Lines are centred between the two side margins. */
   marginLeft: number;
   marginRight: number;
@@ -72,6 +74,7 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: Capt
     marginLeft,
     marginRight,
     marginBottom,
+    textHeight: Math.ceil(block * (preset.litScale / 100)),
     maxLineWidth: Math.floor(((size.width - marginLeft - marginRight) * 0.96) / (preset.litScale / 100)) - 2 * outline,
     outline,
   };

@@ -52,12 +52,12 @@ export const KEYFRAME_SECONDS = 2;
 const EXPRESSION_GROUP = 20;
 
 /**
- * The picture: a background layer (the default colour here; see background.ts), and the ASS captions drawn in RGB
- * (libass would otherwise blend into YUV with BT.601 coefficients). Both render paths draw it.
+ * The picture: a background layer (the default colour here; see background.ts) and the ASS captions, drawn in
+ * yuv420p with colours chosen so that the pixels come out BT.709 (colour.ts). Both render paths draw it.
  */
 export const PICTURE: PictureFilters = {
   ...colourLayer(BACKGROUND_COLOUR),
-  output: 'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
+  output: 'format=yuv420p',
   select: (frames) => `select='${sumOf(frames.map((frame) => `eq(n,${frame})`))}'`,
   captions: (file) => `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`,
 };

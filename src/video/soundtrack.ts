@@ -15,6 +15,8 @@ export const MUSIC_VOLUME = -12;
 /** Music under the narration: a checked audio file (an uploaded asset), looped or cut to the video's length. */
 export interface Music {
   file: string;
+  /** Its integrated loudness in LUFS where already known (measured on upload); measured here otherwise. */
+  loudness?: number;
   /** Its level against the narration's integrated loudness, in LU; default MUSIC_VOLUME. */
   volume?: number;
 }
@@ -41,6 +43,8 @@ const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=400'
 /**
  * The audio of a video: the narration at 48 kHz brought to the loudness target, and with `music` the music under it,
  * looped or cut to length, faded in and out, ducked while the voice speaks, the mix held under the true-peak ceiling.
+ * The mix is mono like the voice: AAC costs twice as much in stereo (0.85 s against 0.45 s a minute here), and the
+ * music under a voice on a phone loses little.
  */
 export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
   const { speech, loudness, music, output } = options;
@@ -48,9 +52,11 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
   if (!music) return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, loudness, output, ...limits });
 
   const headroom = AUDIO_ENCODINGS.aac.peakHeadroom;
+  // ffmpeg decodes the music while the voice is measured here.
+  const measured = music.loudness ?? measureMusic(ffmpeg, music.file, options.seconds, limits);
   const voice = loudness === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, loudness, TRUE_PEAK_CEILING - headroom);
   const voiceLoudness = loudness ?? integratedLoudness(speech.samples, speech.sampleRate);
-  const musicLoudness = await measureMusic(ffmpeg, music.file, options.seconds, limits);
+  const musicLoudness = await measured;
   // Music with no measurable level (silence) gets no gain rather than an endless one.
   const musicGain = Number.isFinite(musicLoudness) ? voiceLoudness + (music.volume ?? MUSIC_VOLUME) - musicLoudness : 0;
   const seconds = options.seconds;
@@ -58,8 +64,8 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
   const fadeOut = Math.min(FADE_OUT, seconds / 4);
   const ceiling = 10 ** ((TRUE_PEAK_CEILING - headroom) / 20);
   const graph = [
-    `[0:a]volume=${voice.gain.toFixed(2)}dB,aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,asplit=2[voice][key]`,
-    `[1:a]aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,volume=${musicGain.toFixed(2)}dB,atrim=0:${seconds.toFixed(3)},` +
+    `[0:a]volume=${voice.gain.toFixed(2)}dB,aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=mono,asplit=2[voice][key]`,
+    `[1:a]aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=mono,volume=${musicGain.toFixed(2)}dB,atrim=0:${seconds.toFixed(3)},` +
       `afade=t=in:d=${fadeIn.toFixed(3)},afade=t=out:st=${(seconds - fadeOut).toFixed(3)}:d=${fadeOut.toFixed(3)}[bed]`,
     `[bed][key]${DUCKING}[ducked]`,
     // The mix's peaks: the voice's are held already; where the music adds to them, the limiter holds the sum.

@@ -37,8 +37,8 @@ async function* partsOf(request: FastifyRequest): AsyncGenerator<Multipart> {
 }
 
 function assetBody(asset: Asset): AssetResponse {
-  const { id, kind, format, bytes, width, height, duration, created, expiresAt } = asset;
-  return { status: 'success', id, kind, format, bytes, width, height, duration, created_at: created, expires_at: expiresAt };
+  const { id, kind, format, bytes, width, height, duration, loudness, created, expiresAt } = asset;
+  return { status: 'success', id, kind, format, bytes, width, height, duration, loudness, created_at: created, expires_at: expiresAt };
 }
 
 const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -34,7 +34,8 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const resolved = maker.resolveVoice(job);
       const background = await backgroundOf(request.body.background, app.assets);
       const { music: musicOption, loudness } = request.body;
-      const music = musicOption && { file: (await app.assets.resolve(musicOption.id, 'audio', 'music.id')).path, volume: musicOption.volume };
+      const track = musicOption && (await app.assets.resolve(musicOption.id, 'audio', 'music.id'));
+      const music = musicOption && track && { file: track.path, loudness: track.loudness, volume: musicOption.volume };
       const result = await app.jobs.run('tts-video', jobClient(request, text.length), (signal) =>
         maker.make({ ...job, voice: resolved, background, music, loudness: loudness === false ? null : loudness, signal, onWarning: (message, err) => request.log.warn({ err }, message) }),
       );

@@ -1,4 +1,3 @@
-import { MAX_LINES } from '../../speech/captions.js';
 import type { CaptionBox } from '../frame.js';
 
 /** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
@@ -12,12 +11,12 @@ export interface CaptionBand {
 const MB = 16;
 
 /**
- * The only rows encoded more than once (see compose.ts). libass makes a line as tall as the font size; above the two
+ * The only rows encoded more than once (see compose.ts). libass makes a line as tall as the font size; above the
  * lines we leave a further line for outlines and stacked accents, below room for the outline.
  */
 export function captionBand(box: CaptionBox): CaptionBand {
   const textBottom = box.height - box.marginBottom;
-  const top = Math.max(0, Math.floor((textBottom - MAX_LINES * box.fontSize - Math.max(24, box.fontSize + 2 * box.outline)) / MB) * MB);
+  const top = Math.max(0, Math.floor((textBottom - box.textHeight - Math.max(24, box.fontSize + 2 * box.outline)) / MB) * MB);
   // x264's motion search reaches about 20 px past the band. Outside its own picture a motion vector reads the edge
   // rows repeated (8.4.2.2), inside the full picture the real rows: that far, the band must be plain background.
   let bottom = Math.ceil((textBottom + Math.max(24, box.fontSize / 4 + 2 * box.outline)) / MB) * MB;

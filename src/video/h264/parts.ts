@@ -53,7 +53,7 @@ export interface PictureFilters {
   input(fps: number): { source: string; options: string[] };
   /** Filters that make the input a stream of frames at `fps` from frame 0, if it is not one already. */
   clock?: string;
-  /** Rows `top` to `top + rows` of the background at full `width` (square pixels, RGB: captions are drawn before `output`). */
+  /** Rows `top` to `top + rows` of the background at full `width` (square pixels, yuv420p). */
   region(width: number, top: number, rows: number): string;
   /**
    * One flat colour: every row looks the same, so band pictures may be predicted from the band's previous picture
@@ -65,7 +65,7 @@ export interface PictureFilters {
   select(frames: readonly number[]): string;
   /** Burns in the ASS script in `file`. */
   captions(file: string): string;
-  /** The last filter of every picture: RGB to yuv420p with BT.709 coefficients (see BT709_VUI). */
+  /** The last filter of every picture: what x264 gets is yuv420p, its colours BT.709 (see BT709_VUI). */
   output: string;
 }
 

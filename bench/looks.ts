@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Ffmpeg } from '../src/media/ffmpeg.js';
+import { runProcess } from '../src/media/process.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { frameSize } from '../src/video/frame.js';
+import { layoutCaptions } from '../src/video/layout.js';
+import { renderVideo, type RenderOptions } from '../src/video/render.js';
+import type { RawPipeline } from './raw.js';
+import { postOk, type Service } from './service.js';
+import { round, timings, type Timings } from './stats.js';
+import { narrationOf } from './texts.js';
+
+/** A render of one minute of narration at 1080×1920, constant rate, under one of the settings compared. */
+export interface RenderVariant {
+  label: string;
+  time: Timings;
+}
+
+export interface LooksResult {
+  voice: string;
+  /** Narration length in seconds. */
+  seconds: number;
+  /**
+   * renderVideo alone on the same speech and captions (no synthesis, no HTTP): as before issue 12 (one keyframe, the
+   * voice's own level), with keyframes every 2 s only, and as now by default (keyframes and -14 LUFS at 48 kHz).
+   */
+  renders: RenderVariant[];
+  /** Keyframes every 2 s against one keyframe, render p50s. */
+  keyframeCost: number;
+  /** POST /tts-video end to end: the plain default, and an uploaded image background + `bold` captions + uploaded music. */
+  service: { plain: Timings; looks: Timings };
+}
+
+const FPS = 30;
+
+/**
+ * Issue 12's costs, in rounds so that noise falls on every variant alike: the renderer on one minute of speech with
+ * and without keyframes and loudness, then the service with every look at once against its plain video.
+ */
+export async function measureLooks(service: Service, raw: RawPipeline, options: { voice: string; seconds: number; runs: number; workDir: string }): Promise<LooksResult> {
+  const { voice, seconds, runs, workDir } = options;
+  const text = narrationOf(seconds);
+  const speech = await raw.speak(text, voice);
+  const size = frameSize('1080p', '9:16');
+  const captions = layoutCaptions({ text, speech, size, aspectRatio: '9:16', fps: FPS });
+  const ffmpeg = new Ffmpeg(resolveMediaTools());
+  const variants: Array<{ label: string; options: Partial<RenderOptions>; ms: number[] }> = [
+    { label: 'one keyframe, voice level (before issue 12)', options: { keyframeSeconds: 1e9, loudness: null }, ms: [] },
+    { label: 'keyframes every 2 s, voice level', options: { loudness: null }, ms: [] },
+    { label: 'keyframes every 2 s, -14 LUFS at 48 kHz (the default)', options: {}, ms: [] },
+  ];
+  const image = path.join(workDir, 'background.jpg');
+  const music = path.join(workDir, 'music.mp3');
+  await makeAssets(ffmpeg, image, music);
+  const [imageId, musicId] = await Promise.all([upload(service, image, 'image/jpeg'), upload(service, music, 'audio/mpeg')]);
+  const request = { text, voice, resolution: '1080p', aspect_ratio: '9:16' };
+  const looks = { ...request, background: { image: imageId }, caption_style: 'bold', music: { id: musicId } };
+  const serviceMs = { plain: [] as number[], looks: [] as number[] };
+  // One of each first, untimed.
+  await postOk(`${service.baseUrl}/tts-video`, looks);
+  for (let round = 0; round < runs; round += 1) {
+    for (const variant of variants) {
+      const started = performance.now();
+      await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output: path.join(workDir, 'looks.mp4'), ...variant.options });
+      variant.ms.push(performance.now() - started);
+    }
+    serviceMs.plain.push((await postOk(`${service.baseUrl}/tts-video`, request)).ms);
+    serviceMs.looks.push((await postOk(`${service.baseUrl}/tts-video`, looks)).ms);
+  }
+  const renders = variants.map((variant) => ({ label: variant.label, time: timings(variant.ms) }));
+  for (const render of renders) console.log(`  render ${render.label}: ${render.time.p50} ms`);
+  const [before, withKeyframes] = renders;
+  const result = {
+    voice,
+    seconds: round(speech.duration, 1),
+    renders,
+    keyframeCost: round((withKeyframes?.time.p50 ?? Number.NaN) / (before?.time.p50 ?? Number.NaN), 2),
+    service: { plain: timings(serviceMs.plain), looks: timings(serviceMs.looks) },
+  };
+  console.log(`  keyframes cost ×${result.keyframeCost}; /tts-video plain ${result.service.plain.p50} ms, image + bold + music ${result.service.looks.p50} ms`);
+  return result;
+}
+
+/** A photo-like 1920×1080 JPEG and a minute of stereo MP3, made here. */
+async function makeAssets(ffmpeg: Ffmpeg, image: string, music: string): Promise<void> {
+  const run = (args: string[]) => runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', ...args], { timeoutMs: 60_000 });
+  await run(['-f', 'lavfi', '-i', 'mandelbrot=s=1920x1080', '-frames:v', '1', '-q:v', '3', image]);
+  await run(['-f', 'lavfi', '-i', 'sine=f=220:d=60', '-f', 'lavfi', '-i', 'sine=f=330:d=60', '-filter_complex', 'amix=inputs=2', '-ac', '2', '-b:a', '128k', music]);
+}
+
+async function upload(service: Service, file: string, type: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([await readFile(file)], { type }), path.basename(file));
+  const response = await fetch(`${service.baseUrl}/assets`, { method: 'POST', body: form });
+  if (response.status !== 201) throw new Error(`POST /assets answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
+}
