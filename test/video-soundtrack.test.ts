@@ -6,6 +6,7 @@ import { integratedLoudness } from '../src/speech/loudness.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import { renderVideo, type RenderOptions } from '../src/video/render.js';
+import { encodeSoundtrack, keepUnderCeiling } from '../src/video/soundtrack.js';
 import { multipartForm, useTestApp } from './helpers.js';
 import { ffmpeg, rawStreams, runFfmpeg } from './media.js';
 import { toneSpeech } from './video-helpers.js';
@@ -93,6 +94,18 @@ describe('the soundtrack of a video', () => {
     // Faded: quieter in its first tenth of a second and its last than in the gaps.
     expect(at(0)).toBeLessThan(median(between) - 6);
     expect(levels.at(-1)!).toBeLessThan(median(between) - 6);
+  });
+
+  it('a soundtrack whose codec lifted a peak over -1 dBTP is written again, lower, while the mux runs', async () => {
+    // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
+    const options = { speech, seconds: speech.duration, loudness: -6, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
+    await encodeSoundtrack(ffmpeg, options);
+    expect((await meter(options.output)).truePeak).toBeGreaterThan(-1);
+    let uses = 0;
+    await keepUnderCeiling(ffmpeg, options, async () => (uses += 1));
+    expect(uses).toBeGreaterThan(1);
+    const after = await meter(options.output);
+    expect(after.truePeak).toBeLessThanOrEqual(-1);
   });
 
   it('without music the band of the music frequency holds only what the voice leaks into it', async () => {

@@ -37,6 +37,13 @@ export interface EncodeOptions extends ProcessLimits {
    * -1 dBTP; by default the voice's own level is kept. Only for whole speech (encodeSpeech).
    */
   loudness?: number;
+  /** With `loudness`: the true peak (dBTP) the encode aims under; by default the ceiling less the codec's headroom. */
+  peakCeiling?: number;
+  /**
+   * With `loudness` and a file: meter the written file and write it again, peaks held lower, while a peak is over the
+   * ceiling (default). A caller with something to do meanwhile checks it itself (encodedTruePeak, lowerCeiling).
+   */
+  checkPeak?: boolean;
   /** A file, or a stream that gets the encoded bytes as they are written. */
   output: string | Writable;
 }
@@ -45,7 +52,7 @@ export interface EncodeOptions extends ProcessLimits {
 export type PcmEncodeOptions = Omit<EncodeOptions, 'loudness'> & { loudness?: undefined };
 
 /** Encodings written again, the ceiling lowered, when ffmpeg's meter finds a true peak over it: at most this many. */
-const PEAK_RETRIES = 2;
+export const PEAK_RETRIES = 2;
 /** dB under the ceiling that an encoding written again aims at, beyond the peak's excess. */
 const PEAK_MARGIN = 0.3;
 
@@ -57,22 +64,27 @@ const PEAK_MARGIN = 0.3;
 export async function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: EncodeOptions): Promise<void> {
   const { loudness, output } = options;
   if (loudness === undefined) return encode(ffmpeg, pcmOf(speech.samples), speech.sampleRate, options, 0);
-  let ceiling = TRUE_PEAK_CEILING - AUDIO_ENCODINGS[options.encoding].peakHeadroom;
+  let ceiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS[options.encoding].peakHeadroom;
   const limits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
   for (let attempt = 0; ; attempt += 1) {
     // Peaks held by a limiter, not by less gain: eSpeak NG's stand 18 dB over its loudness, less gain would leave it 5 LU short of -14.
     const { samples, gain } = normalizeLoudness(speech.samples, speech.sampleRate, loudness, ceiling);
     // The gain goes to ffmpeg (volume, in floating point); the samples change only where the limiter held a peak.
     await encode(ffmpeg, pcmOf(samples), speech.sampleRate, options, gain);
-    if (typeof output !== 'string' || attempt === PEAK_RETRIES) return;
+    if (typeof output !== 'string' || attempt === PEAK_RETRIES || options.checkPeak === false) return;
     const peak = await encodedTruePeak(ffmpeg, output, limits);
     if (peak <= TRUE_PEAK_CEILING) return;
-    ceiling -= peak - TRUE_PEAK_CEILING + PEAK_MARGIN;
+    ceiling = lowerCeiling(ceiling, peak);
   }
 }
 
+/** The ceiling to aim at when writing again a file whose true peak came out at `peak`, over TRUE_PEAK_CEILING. */
+export function lowerCeiling(ceiling: number, peak: number): number {
+  return ceiling - (peak - TRUE_PEAK_CEILING + PEAK_MARGIN);
+}
+
 /** The true peak of an encoded file in dBTP, as ffmpeg's ebur128 meter reads it; −Infinity for silence. */
-async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits): Promise<number> {
+export async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits): Promise<number> {
   const { stderr } = await runProcess(
     ffmpeg.tools.ffmpeg,
     // framelog=verbose: only the summary is printed, so that it stays within the kept tail of stderr.

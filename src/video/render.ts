@@ -12,7 +12,7 @@ import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
-import { encodeSoundtrack, VIDEO_LOUDNESS, type Music } from './soundtrack.js';
+import { encodeSoundtrack, keepUnderCeiling, VIDEO_LOUDNESS, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -115,23 +115,25 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
   };
   try {
     const audio = path.join(workDir, 'audio.m4a');
+    const soundtrack: SoundtrackOptions = {
+      speech: options.speech,
+      seconds: job.totalFrames / options.fps,
+      loudness: options.loudness === null ? undefined : (options.loudness ?? VIDEO_LOUDNESS),
+      music: options.music,
+      output: audio,
+      ...limits,
+    };
     const [, picture] = await Promise.all([
-      encodeSoundtrack(ffmpeg, {
-        speech: options.speech,
-        seconds: job.totalFrames / options.fps,
-        loudness: options.loudness === null ? undefined : (options.loudness ?? VIDEO_LOUDNESS),
-        music: options.music,
-        output: audio,
-        ...limits,
-      }).catch(cancelOthersOnFailure),
+      encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure),
       encodeWithBackground((pictureJob) =>
         options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
       ).catch(cancelOthersOnFailure),
     ]);
-    const muxAndProbe = async (encoded: EncodedPicture) => {
-      await mux(ffmpeg, job, encoded, audio);
-      return ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
-    };
+    const muxAndProbe = (encoded: EncodedPicture) =>
+      keepUnderCeiling(ffmpeg, soundtrack, async () => {
+        await mux(ffmpeg, job, encoded, audio);
+        return ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
+      });
     if (!picture.spliced) return await muxAndProbe(picture);
     return await checkSpliced(job, muxAndProbe(picture)).catch(async (error: unknown) => muxAndProbe(await plainInstead(error)));
   } finally {

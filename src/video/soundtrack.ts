@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { runProcess, type ProcessLimits } from '../media/process.js';
-import { AUDIO_ENCODINGS, encodeSpeech } from '../speech/audio-encoding.js';
+import { AUDIO_ENCODINGS, encodedTruePeak, encodeSpeech, lowerCeiling, PEAK_RETRIES } from '../speech/audio-encoding.js';
 import { integratedLoudness, normalizeLoudness, TRUE_PEAK_CEILING } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
 
@@ -28,6 +28,8 @@ export interface SoundtrackOptions extends ProcessLimits {
   /** Integrated loudness in LUFS; undefined keeps the voice's own level. */
   loudness?: number;
   music?: Music;
+  /** The true peak (dBTP) to aim under; default the ceiling less AAC's headroom. The caller meters the result. */
+  peakCeiling?: number;
   /** An AAC file (M4A). */
   output: string;
 }
@@ -37,6 +39,8 @@ const FADE_IN = 1;
 const FADE_OUT = 2;
 /** Music loudness is measured on at most this much of it, decoded at this rate. */
 const MEASURE_RATE = 16_000;
+/** dB a mix's true peak rose over the sample peak alimiter held (a 48 kHz mix of a 22 kHz voice and music). */
+const INTER_SAMPLE_RISE = 1;
 /** Ducking: the voice (the side chain) pulls the music down by up to about 15 dB while it speaks. */
 const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=400';
 
@@ -49,12 +53,14 @@ const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=400'
 export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
   const { speech, loudness, music, output } = options;
   const limits: ProcessLimits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
-  if (!music) return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, loudness, output, ...limits });
+  const peakCeiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS.aac.peakHeadroom;
+  if (!music) {
+    return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, loudness, peakCeiling, checkPeak: false, output, ...limits });
+  }
 
-  const headroom = AUDIO_ENCODINGS.aac.peakHeadroom;
   // ffmpeg decodes the music while the voice is measured here.
   const measured = music.loudness ?? measureMusic(ffmpeg, music.file, options.seconds, limits);
-  const voice = loudness === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, loudness, TRUE_PEAK_CEILING - headroom);
+  const voice = loudness === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, loudness, peakCeiling);
   const voiceLoudness = loudness ?? integratedLoudness(speech.samples, speech.sampleRate);
   const musicLoudness = await measured;
   // Music with no measurable level (silence) gets no gain rather than an endless one.
@@ -62,14 +68,15 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
   const seconds = options.seconds;
   const fadeIn = Math.min(FADE_IN, seconds / 4);
   const fadeOut = Math.min(FADE_OUT, seconds / 4);
-  const ceiling = 10 ** ((TRUE_PEAK_CEILING - headroom) / 20);
+  // alimiter holds sample peaks; between samples the mix still rises about 1 dB higher (measured), so it aims that much lower.
+  const ceiling = 10 ** ((peakCeiling - INTER_SAMPLE_RISE) / 20);
   const graph = [
     `[0:a]volume=${voice.gain.toFixed(2)}dB,aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=mono,asplit=2[voice][key]`,
     `[1:a]aresample=${VIDEO_SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=mono,volume=${musicGain.toFixed(2)}dB,atrim=0:${seconds.toFixed(3)},` +
       `afade=t=in:d=${fadeIn.toFixed(3)},afade=t=out:st=${(seconds - fadeOut).toFixed(3)}:d=${fadeOut.toFixed(3)}[bed]`,
     `[bed][key]${DUCKING}[ducked]`,
     // The mix's peaks: the voice's are held already; where the music adds to them, the limiter holds the sum.
-    `[voice][ducked]amix=inputs=2:duration=first:normalize=0,alimiter=limit=${ceiling.toFixed(4)}:level=disabled:attack=5:release=50[mix]`,
+    `[voice][ducked]amix=inputs=2:duration=first:normalize=0,alimiter=limit=${ceiling.toFixed(4)}:level=false:latency=true:attack=5:release=50[mix]`,
   ].join(';');
   const pcm = Buffer.from(voice.samples.buffer, voice.samples.byteOffset, voice.samples.byteLength);
   await ffmpeg.run({
@@ -83,6 +90,23 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
     outputOptions: ['-map', '[mix]', '-map_metadata', '-1', ...AUDIO_ENCODINGS.aac.args],
     ...limits,
   });
+}
+
+/**
+ * Runs `use` (the mux) while ffmpeg's meter reads the written soundtrack's true peak, so that the check costs no
+ * time; should a peak have come out over the ceiling (the codec lifts some), writes the soundtrack again with its
+ * peaks held lower and runs `use` again. Without a loudness target nothing is promised of the peaks.
+ */
+export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, use: () => Promise<T>): Promise<T> {
+  if (options.loudness === undefined) return use();
+  const limits: ProcessLimits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+  let ceiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS.aac.peakHeadroom;
+  for (let attempt = 0; ; attempt += 1) {
+    const [result, peak] = await Promise.all([use(), encodedTruePeak(ffmpeg, options.output, limits)]);
+    if (peak <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return result;
+    ceiling = lowerCeiling(ceiling, peak);
+    await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling });
+  }
 }
 
 /** Integrated loudness of the music over what the video uses of it (decoded once, mono, 16 kHz). */
