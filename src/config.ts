@@ -8,6 +8,9 @@ import { Value } from '@sinclair/typebox/value';
 const cores = os.availableParallelism();
 
 /** Every environment variable the service reads, with its default (README "Configuration" mirrors this). */
+/** Limits of a shared service (API keys set, or listening beyond loopback); a personal one has none by default. */
+export const SHARED_LIMITS = { rate: 60, jobs: Math.max(2, cores * 2), characters: 200_000 } as const;
+
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -37,7 +40,12 @@ export const EnvSchema = Type.Object({
   ),
   API_KEYS: Type.Optional(Type.String({ description: 'Comma-separated API keys.' })),
   API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A file with one API key per line.' })),
-  RATE_LIMIT_MAX: Type.Integer({ minimum: 0, default: 60, description: 'Requests per window per key (or per address when open); 0 turns it off.' }),
+  RATE_LIMIT_MAX: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: `Requests per window per key (or per address when open); 0 turns it off. Default ${SHARED_LIMITS.rate}, or off for a personal service (no API keys, loopback only).`,
+    }),
+  ),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   AUTH_FAILURE_LIMIT: Type.Integer({
     minimum: 0,
@@ -56,16 +64,18 @@ export const EnvSchema = Type.Object({
     Type.Number({ minimum: 0, description: 'Uploaded assets older than this are deleted; 0 keeps them; default RETENTION_HOURS, or 24 when that is 0.' }),
   ),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
-  CLIENT_MAX_JOBS: Type.Integer({
-    minimum: 0,
-    default: Math.max(2, cores * 2),
-    description: 'Jobs one client (API key, or address) may have running or queued at once; 0 turns the cap off.',
-  }),
-  CLIENT_CHARACTERS_PER_WINDOW: Type.Integer({
-    minimum: 0,
-    default: 200_000,
-    description: 'Characters one client may submit per RATE_LIMIT_WINDOW_MS; 0 turns the cap off.',
-  }),
+  CLIENT_MAX_JOBS: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: `Jobs one client (API key, or address) may have running or queued at once; 0 turns the cap off. Default ${SHARED_LIMITS.jobs}, or off for a personal service.`,
+    }),
+  ),
+  CLIENT_CHARACTERS_PER_WINDOW: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: `Characters one client may submit per RATE_LIMIT_WINDOW_MS; 0 turns the cap off. Default ${SHARED_LIMITS.characters}, or off for a personal service.`,
+    }),
+  ),
   MIN_FREE_DISK_MB: Type.Number({
     minimum: 0,
     default: 256,
@@ -125,6 +135,8 @@ export interface Config {
   /** Uploaded assets: their private folder (absolute), upload limits and retention (0: kept). */
   assets: { dir: string; maxBytes: number; maxPixels: number; maxAudioSeconds: number; retentionMs: number };
   shutdownGraceMs: number;
+  /** No API keys and a loopback HOST: rate limits and per-client caps are off unless set. */
+  personal: boolean;
   /** Per-client shares of the job queue. */
   clientQuota: { maxJobs: number; characters: number };
   minFreeDiskBytes: number;
@@ -166,6 +178,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment variable ${variable}=${JSON.stringify(raw[variable])}: ${firstError.message}`);
   }
   const parsed = converted as Env;
+  const apiKeys = [...splitList(parsed.API_KEYS, ','), ...readKeysFile(parsed.API_KEYS_FILE)];
+  // One person's service on their own machine: nobody else can reach it, so nothing to share fairly.
+  const personal = apiKeys.length === 0 && isLoopback(parsed.HOST);
   const defaultCdnUrl = `http://${displayHost(parsed.HOST)}:${parsed.PORT}${FILES_PREFIX}`;
   return {
     port: parsed.PORT,
@@ -184,8 +199,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ttsTimeoutMs: parsed.TTS_TIMEOUT_MS,
     videoTimeoutMs: parsed.VIDEO_TIMEOUT_MS,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
-    apiKeys: [...splitList(parsed.API_KEYS, ','), ...readKeysFile(parsed.API_KEYS_FILE)],
-    rateLimit: { max: parsed.RATE_LIMIT_MAX, windowMs: parsed.RATE_LIMIT_WINDOW_MS, authFailures: parsed.AUTH_FAILURE_LIMIT },
+    apiKeys,
+    rateLimit: { max: parsed.RATE_LIMIT_MAX ?? (personal ? 0 : SHARED_LIMITS.rate), windowMs: parsed.RATE_LIMIT_WINDOW_MS, authFailures: parsed.AUTH_FAILURE_LIMIT },
     connections: {
       requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: headersTimeout(parsed.HEADERS_TIMEOUT_MS, parsed.REQUEST_TIMEOUT_MS),
@@ -203,7 +218,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionMs: (parsed.ASSET_RETENTION_HOURS ?? (parsed.RETENTION_HOURS > 0 ? parsed.RETENTION_HOURS : 24)) * 3_600_000,
     },
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
-    clientQuota: { maxJobs: parsed.CLIENT_MAX_JOBS, characters: parsed.CLIENT_CHARACTERS_PER_WINDOW },
+    clientQuota: {
+      maxJobs: parsed.CLIENT_MAX_JOBS ?? (personal ? 0 : SHARED_LIMITS.jobs),
+      characters: parsed.CLIENT_CHARACTERS_PER_WINDOW ?? (personal ? 0 : SHARED_LIMITS.characters),
+    },
+    personal,
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
     maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
     keyframeSeconds: parsed.KEYFRAME_SECONDS,
@@ -266,6 +285,11 @@ function readKeysFile(file: string | undefined): string[] {
   } catch (error) {
     throw new ConfigError(`Invalid environment variable API_KEYS_FILE=${JSON.stringify(file)}: ${(error as Error).message}`);
   }
+}
+
+/** Whether HOST only takes connections from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 function displayHost(host: string): string {

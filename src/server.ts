@@ -2,6 +2,8 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './http/app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { killAllChildren } from './media/process.js';
+import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
+import { resolveMediaTools } from './media/tools.js';
 
 let config;
 try {
@@ -9,6 +11,13 @@ try {
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   console.error(`voxreel: ${error.message}`);
+  process.exit(1);
+}
+
+// Fail fast, in one line naming the fix, rather than report ready and answer every request with 502.
+const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
+if (mediaProblems.length > 0) {
+  console.error(mediaToolsMessage(mediaProblems));
   process.exit(1);
 }
 

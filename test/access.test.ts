@@ -73,20 +73,25 @@ describe('API keys', () => {
 });
 
 describe('an open service', () => {
-  it('warns at start-up that anyone can use it', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const open = await buildTestApp({}, { engines: keyed.app.engines, logger: { level: 'warn', stream } });
-    try {
-      expect(lines.join('')).toMatch(/No API keys are configured/);
-      expect((await open.app.inject({ method: 'GET', url: '/voices?language=fr' })).statusCode).toBe(200);
-    } finally {
-      await open.close();
+  it('warns at start-up that anyone can use it when it listens beyond loopback; says it is personal on loopback', async () => {
+    for (const [host, expected] of [
+      ['0.0.0.0', /"level":40.*No API keys are configured/],
+      ['127.0.0.1', /"level":30.*a personal service, so no rate limits/],
+    ] as const) {
+      const lines: string[] = [];
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      });
+      const open = await buildTestApp({ HOST: host }, { engines: keyed.app.engines, logger: { level: 'info', stream } });
+      try {
+        expect(lines.join('')).toMatch(expected);
+        expect((await open.app.inject({ method: 'GET', url: '/voices?language=fr' })).statusCode).toBe(200);
+      } finally {
+        await open.close();
+      }
     }
   });
 });

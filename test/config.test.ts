@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, SHARED_LIMITS, loadConfig } from '../src/config.js';
 
 describe('loadConfig', () => {
+  it('has no rate limit or per-client caps for a personal service (no keys, loopback), and has them when shared', () => {
+    for (const host of ['127.0.0.1', 'localhost', '::1']) {
+      expect(loadConfig({ HOST: host })).toMatchObject({ personal: true, rateLimit: { max: 0 }, clientQuota: { maxJobs: 0, characters: 0 } });
+    }
+    const shared = { personal: false, rateLimit: { max: SHARED_LIMITS.rate }, clientQuota: { maxJobs: SHARED_LIMITS.jobs, characters: SHARED_LIMITS.characters } };
+    expect(loadConfig({ HOST: '0.0.0.0' })).toMatchObject(shared);
+    expect(loadConfig({ API_KEYS: 'k1' })).toMatchObject(shared);
+    // What is set holds either way.
+    expect(loadConfig({ RATE_LIMIT_MAX: '5', CLIENT_MAX_JOBS: '3' })).toMatchObject({ rateLimit: { max: 5 }, clientQuota: { maxJobs: 3, characters: 0 } });
+    expect(loadConfig({ HOST: '0.0.0.0', RATE_LIMIT_MAX: '0' }).rateLimit.max).toBe(0);
+  });
+
   it('serves on embedded defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', cdnUrl: 'http://localhost:3000/files', logLevel: 'info' });

@@ -95,3 +95,24 @@ describe('overload', () => {
     expect(metrics).toMatch(/voxreel_http_requests_total\{route="\/tts",method="POST",status="503"\} \d+/);
   });
 });
+
+describe('start-up', () => {
+  it('fails fast, in one line naming the fix, when ffmpeg cannot do what voxreel needs; never reports ready', async () => {
+    // A program that runs but is no ffmpeg (node itself), and one that does not exist.
+    const cases: Array<Record<string, string>> = [{ FFMPEG_PATH: process.execPath }, { FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' }];
+    for (const env of cases) {
+      const error = await startServer(env).then(
+        async (started) => {
+          await started.stop();
+          return undefined;
+        },
+        (failure: unknown) => failure as Error,
+      );
+      expect(error?.message).toMatch(/server exited with 1 before listening/);
+      const lines = error!.message.split('\n').filter((line) => line.startsWith('voxreel'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`${env.FFMPEG_PATH} does not run as ffmpeg`);
+      expect(lines[0]).toContain('script/setup');
+    }
+  });
+});

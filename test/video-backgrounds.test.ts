@@ -35,8 +35,8 @@ async function render(name: string, background: Background, options: { frameRate
   return output;
 }
 
-function pixel(frame: Buffer, x: number, y: number): number[] {
-  const offset = (y * size.width + x) * 3;
+function pixel(frame: Buffer, x: number, y: number, width = size.width): number[] {
+  const offset = (y * width + x) * 3;
   return [frame[offset] as number, frame[offset + 1] as number, frame[offset + 2] as number];
 }
 
@@ -80,6 +80,25 @@ describe('backgrounds', () => {
     expectColour(pixel(frame, size.width - 100, 100), '1030E0', 6);
     expectColour(pixel(frame, size.width - 100, size.height - 40), '1030E0', 6);
   });
+
+  for (const aspectRatio of ['16:9', '1:1'] as const) {
+    it(`${aspectRatio}: a gradient and an image fill the frame and decode without an error`, async () => {
+      const other = frameSize('720p', aspectRatio);
+      const text = 'Other shapes of frame';
+      const otherSpeech = toneSpeech(text);
+      const otherCaptions = layoutCaptions({ text, speech: otherSpeech, size: other, aspectRatio, fps: FPS });
+      for (const background of [{ type: 'gradient', colors: ['1E3A8A', 'DB2777'], direction: 'horizontal' }, { type: 'image', file: image }] as const) {
+        const output = path.join(dir, `${aspectRatio.replace(':', 'x')}-${background.type}.mp4`);
+        await renderVideo(ffmpeg, { speech: otherSpeech, size: other, fps: FPS, frameRate: 'constant', captions: otherCaptions, background, output });
+        const { stderr } = await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', output, '-f', 'null', '-']);
+        expect(stderr).toBe('');
+        const frame = await decodeFrame(output, 3, FPS);
+        // Left edge: the gradient's first colour, the image's red half; right edge: the second colour, the blue half.
+        expectColour(pixel(frame, 2, 10, other.width), background.type === 'gradient' ? '1E3A8A' : 'E01010', 8);
+        expectColour(pixel(frame, other.width - 3, 10, other.width), background.type === 'gradient' ? 'DB2777' : '1030E0', 8);
+      }
+    });
+  }
 
   for (const frameRate of ['constant', 'variable'] as const) {
     for (const name of ['gradient', 'image'] as const) {

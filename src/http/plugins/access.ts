@@ -7,12 +7,13 @@ import { FILES_PREFIX, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
 
-/** Routes anyone may call, keys or not: health, metrics, API docs and the generated files. */
-const PUBLIC_ROUTES = ['/healthz', '/readyz', '/metrics', '/docs', `${FILES_PREFIX}/`];
+/** Routes anyone may call, keys or not: health, metrics, API docs, the playground's files and the generated files. */
+const PUBLIC_ROUTES = ['/healthz', '/readyz', '/metrics', '/docs', '/playground', `${FILES_PREFIX}/`];
 
 export function isPublicRoute(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
   if (route === undefined) return true; // unknown routes answer 404 whoever asks
+  if (route === '/') return true; // the playground's page: it asks for the key itself
   return PUBLIC_ROUTES.some((prefix) => route === prefix || route.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
 }
 
@@ -74,7 +75,11 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config }): 
   const { config } = options;
   const keyDigests = config.apiKeys.map(digest);
   if (keyDigests.length === 0) {
-    app.log.warn('No API keys are configured (API_KEYS, API_KEYS_FILE): the service is open to anyone who can reach it.');
+    if (config.personal) {
+      app.log.info('No API keys and listening on loopback only: a personal service, so no rate limits or per-client caps unless set (README, Access).');
+    } else {
+      app.log.warn('No API keys are configured (API_KEYS, API_KEYS_FILE): the service is open to anyone who can reach it.');
+    }
   }
 
   if (config.corsOrigins.length > 0) {
