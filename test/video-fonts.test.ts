@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
@@ -65,11 +65,13 @@ function frameOfWord(captions: Captions, word: number): number {
 async function withoutSystemFonts<T>(body: () => Promise<T>): Promise<T> {
   const config = path.join(work, 'no-fonts.conf');
   await writeFile(config, `<?xml version="1.0"?>\n<fontconfig><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`);
+  const before = process.env.FONTCONFIG_FILE;
   process.env.FONTCONFIG_FILE = config;
   try {
     return await body();
   } finally {
-    delete process.env.FONTCONFIG_FILE;
+    if (before === undefined) delete process.env.FONTCONFIG_FILE;
+    else process.env.FONTCONFIG_FILE = before;
   }
 }
 
@@ -147,6 +149,15 @@ describe('UNSUPPORTED_TEXT', () => {
 
   describe('over HTTP', () => {
     const t = useTestApp();
+    it('the app points fontconfig at a configuration without any font directory', async () => {
+      expect(t.app).toBeDefined();
+      const file = process.env.FONTCONFIG_FILE;
+      expect(file).toBeDefined();
+      const conf = await readFile(file as string, 'utf8');
+      expect(conf).toContain('<fontconfig>');
+      expect(conf).not.toContain('<dir');
+      expect(conf).not.toContain('<include');
+    });
     it('answers 422 naming the emoji, and draws CJK', async () => {
       const response = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: '你好，世界 🚀', voice: 'espeak-ng:en-us' } });
       expect(response.statusCode, response.body).toBe(422);
