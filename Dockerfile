@@ -32,6 +32,7 @@ COPY --from=voices /voices ./voices
 COPY tsconfig.json voices.lock.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY public ./public
 
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \

@@ -7,7 +7,21 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.mjs', '**/*.js'],
+    ignores: ['public/**'],
     languageOptions: { globals: { process: 'readonly', setInterval: 'readonly', setTimeout: 'readonly', console: 'readonly' } },
+  },
+  {
+    // The playground page's browser modules (no build step): the browser's globals, not Node's.
+    files: ['public/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'AbortController', 'FormData', 'URL', 'cancelAnimationFrame', 'document', 'fetch', 'localStorage', 'location',
+          'navigator', 'performance', 'requestAnimationFrame',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
   },
   {
     rules: {

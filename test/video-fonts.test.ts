@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
@@ -149,15 +149,6 @@ describe('UNSUPPORTED_TEXT', () => {
 
   describe('over HTTP', () => {
     const t = useTestApp();
-    it('the app points fontconfig at a configuration without any font directory', async () => {
-      expect(t.app).toBeDefined();
-      const file = process.env.FONTCONFIG_FILE;
-      expect(file).toBeDefined();
-      const conf = await readFile(file as string, 'utf8');
-      expect(conf).toContain('<fontconfig>');
-      expect(conf).not.toContain('<dir');
-      expect(conf).not.toContain('<include');
-    });
     it('answers 422 naming the emoji, and draws CJK', async () => {
       const response = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: '你好，世界 🚀', voice: 'espeak-ng:en-us' } });
       expect(response.statusCode, response.body).toBe(422);

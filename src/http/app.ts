@@ -20,6 +20,7 @@ import metricsPlugin, { Metrics } from './plugins/metrics.js';
 import assetsRoutes from './routes/assets.js';
 import healthRoutes from './routes/health.js';
 import openAiRoutes from './routes/openai-speech.js';
+import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
@@ -30,7 +31,6 @@ import type { Storage } from '../storage/storage.js';
 import { Synthesizer } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
 import { PICTURE } from '../video/render.js';
-import { isolateSystemFonts } from '../video/font.js';
 import { version } from '../version.js';
 
 /** Start-up waits this long at most for the splicer's self-check (Fastify's own limit for onReady is 10 s). */
@@ -105,7 +105,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
   // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
   // ffmpeg runs, but never for more than a few seconds.
-  isolateSystemFonts();
   const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });
   app.decorate('splicer', splicer);
   app.addHook('onReady', async () => {
@@ -160,6 +159,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(ttsVideoRoutes);
   await app.register(assetsRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
+  await app.register(playgroundRoutes);
   return app;
 }
 

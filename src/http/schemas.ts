@@ -1,14 +1,27 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AssetFormat, AssetKind } from '../assets/formats.js';
-import { Voice } from '../engines/voice.js';
+import { Voice as EngineVoice } from '../engines/voice.js';
 import { AspectRatio, BackgroundOption, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
 
-export { Voice } from '../engines/voice.js';
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
 
 export const MAX_TTS_TEXT = 5000;
 /** About five minutes of narration: a video of that length renders in a few seconds. */
 export const MAX_VIDEO_TEXT = 5000;
+
+/** A voice as GET /voices lists it: the engine's description, and where to hear it. */
+export const Voice = Type.Composite(
+  [
+    EngineVoice,
+    Type.Object({
+      preview_url: Type.String({
+        description: 'A short MP3 of the voice saying a sentence in its language (GET /voices/{id}/preview), absolute, on the host the request was sent to.',
+      }),
+    }),
+  ],
+  { $id: 'Voice', additionalProperties: false },
+);
+export type Voice = Static<typeof Voice>;
 
 export const VoiceList = Type.Object({
   status: Type.Literal('success'),
@@ -29,6 +42,12 @@ export const VoicesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type VoicesQuery = Static<typeof VoicesQuery>;
+
+export const VoiceParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voices (URL-encoded: `espeak-ng%3Aen-us`).' }) },
+  { additionalProperties: false },
+);
+export type VoiceParams = Static<typeof VoiceParams>;
 
 const NonBlankText = (maxLength: number) =>
   Type.String({ minLength: 1, maxLength, pattern: '\\S', description: `Text to speak, 1 to ${maxLength} characters.` });

@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as fontkit from 'fontkit';
@@ -239,16 +238,3 @@ export function fontsDirFor(scriptFile: string): string {
   return dir;
 }
 
-/**
- * Points fontconfig, for every child process, at a configuration that names no font directory, so that libass in
- * ffmpeg can only use the fonts voxreel hands it (fontsDirFor), never whatever this machine has. An operator's own
- * FONTCONFIG_FILE is kept. The file lives in the OS temp dir, beyond any one app's scratch space.
- */
-export function isolateSystemFonts(): void {
-  if (process.env.FONTCONFIG_FILE) return;
-  const dir = path.join(os.tmpdir(), `voxreel-fontconfig-${process.getuid?.() ?? 'user'}`);
-  const file = path.join(dir, 'fonts.conf');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, `<?xml version="1.0"?>\n<fontconfig><cachedir>${path.join(dir, 'cache')}</cachedir></fontconfig>\n`);
-  process.env.FONTCONFIG_FILE = file;
-}
