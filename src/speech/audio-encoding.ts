@@ -2,7 +2,7 @@ import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
 import { runProcess, type ProcessLimits } from '../media/process.js';
-import { normalizeLoudness, TRUE_PEAK_CEILING } from './loudness.js';
+import { normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
 
 /**
  * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
@@ -14,7 +14,9 @@ export const AUDIO_ENCODINGS = {
   mp3: { extension: 'mp3', contentType: 'audio/mpeg', peakHeadroom: 1, args: ['-c:a', 'libmp3lame', '-b:a', '64k', '-f', 'mp3', '-id3v2_version', '0'] },
   wav: { extension: 'wav', contentType: 'audio/wav', peakHeadroom: 0.5, args: ['-c:a', 'pcm_s16le', '-f', 'wav'] },
   ogg: { extension: 'ogg', contentType: 'audio/ogg', peakHeadroom: 2, args: ['-c:a', 'libvorbis', '-q:a', '4', '-f', 'ogg'] },
-  aac: { extension: 'm4a', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '96k', '-f', 'ipod'] },
+  // Videos' soundtrack. Without perceptual noise substitution and with a 16 kHz band limit (our voices reach 11–16
+  // kHz): about 10 % less encoding time, the critical path of a video.
+  aac: { extension: 'm4a', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-aac_pns', '0', '-cutoff', '16000', '-b:a', '96k', '-f', 'ipod'] },
   // For the OpenAI-compatible endpoint.
   adts: { extension: 'aac', contentType: 'audio/aac', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-f', 'adts'] },
   opus: { extension: 'opus', contentType: 'audio/ogg; codecs=opus', peakHeadroom: 1.5, args: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'ogg', '-page_duration', '20000'] },
@@ -83,17 +85,20 @@ export function lowerCeiling(ceiling: number, peak: number): number {
   return ceiling - (peak - TRUE_PEAK_CEILING + PEAK_MARGIN);
 }
 
-/** The true peak of an encoded file in dBTP, as ffmpeg's ebur128 meter reads it; −Infinity for silence. */
+/**
+ * dB added to our own reading of a written file's true peak, so that it never reads lower than a meter with a finer
+ * interpolator (ffmpeg's ebur128, which the tests use) would.
+ */
+const METER_MARGIN = 0.2;
+
+/**
+ * The true peak of an encoded file in dBTP (−Infinity for silence): decoded by ffmpeg (mono, as voxreel writes) and
+ * read by truePeak here, METER_MARGIN added. About half the time of ffmpeg's own ebur128 meter, so that the check
+ * of a video's soundtrack hides behind the mux.
+ */
 export async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits): Promise<number> {
-  const { stderr } = await runProcess(
-    ffmpeg.tools.ffmpeg,
-    // framelog=verbose: only the summary is printed, so that it stays within the kept tail of stderr.
-    ['-nostdin', '-hide_banner', '-i', file, '-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-'],
-    limits,
-  );
-  const peak = /True peak:\s+Peak:\s+(\S+)/.exec(stderr)?.[1];
-  if (peak === undefined) throw new Error(`ffmpeg's ebur128 meter printed no true peak: ${stderr.slice(-500)}`);
-  return peak === '-inf' ? -Infinity : Number(peak);
+  const { stdout } = await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-f', 's16le', 'pipe:1'], limits);
+  return truePeak(new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2))) + METER_MARGIN;
 }
 
 function pcmOf(samples: Int16Array): Readable {

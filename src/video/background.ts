@@ -57,14 +57,14 @@ export async function prepareBackground(
   if (background.type === 'gradient') {
     await writeFile(file, rgbToYuv420(gradientPixels(background.colors, background.direction, size), size.width, size.height));
   } else {
-    // Cover: scale until both sides reach the frame, then cut the middle; lanczos for a sharp still; then BT.709 YUV.
+    // Cover: scale until both sides reach the frame, then cut the middle (bicubic: sharp, and faster than lanczos); then BT.709 YUV.
     await ffmpeg.run({
       inputs: [{ source: background.file }],
       output: file,
       outputOptions: [
         '-map', '0:v:0', '-frames:v', '1',
         '-vf',
-        `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=lanczos,crop=${size.width}:${size.height},setsar=1,format=rgb24,` +
+        `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic,crop=${size.width}:${size.height},setsar=1,format=rgb24,` +
           'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
         '-f', 'rawvideo',
       ],

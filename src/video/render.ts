@@ -12,7 +12,7 @@ import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
-import { encodeSoundtrack, keepUnderCeiling, VIDEO_LOUDNESS, type Music, type SoundtrackOptions } from './soundtrack.js';
+import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak, VIDEO_LOUDNESS, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -123,14 +123,21 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       output: audio,
       ...limits,
     };
+    // The soundtrack's peak is read as soon as it is written, while the picture may still be encoding.
+    let peak: Promise<number> | undefined;
     const [, picture] = await Promise.all([
-      encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure),
+      encodeSoundtrack(ffmpeg, soundtrack)
+        .then(() => {
+          peak = soundtrackPeak(ffmpeg, soundtrack);
+          peak?.catch(() => undefined); // awaited below; a failure before then must not go unhandled
+        })
+        .catch(cancelOthersOnFailure),
       encodeWithBackground((pictureJob) =>
         options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
       ).catch(cancelOthersOnFailure),
     ]);
     const muxAndProbe = (encoded: EncodedPicture) =>
-      keepUnderCeiling(ffmpeg, soundtrack, async () => {
+      keepUnderCeiling(ffmpeg, soundtrack, peak, async () => {
         await mux(ffmpeg, job, encoded, audio);
         return ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
       });

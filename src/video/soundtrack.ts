@@ -93,19 +93,28 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
 }
 
 /**
- * Runs `use` (the mux) while ffmpeg's meter reads the written soundtrack's true peak, so that the check costs no
- * time; should a peak have come out over the ceiling (the codec lifts some), writes the soundtrack again with its
- * peaks held lower and runs `use` again. Without a loudness target nothing is promised of the peaks.
+ * A written soundtrack's true peak, read while other work goes on (`encodedTruePeak`); undefined without a loudness
+ * target, when nothing is promised of the peaks.
  */
-export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, use: () => Promise<T>): Promise<T> {
-  if (options.loudness === undefined) return use();
-  const limits: ProcessLimits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+export function soundtrackPeak(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<number> | undefined {
+  if (options.loudness === undefined) return undefined;
+  return encodedTruePeak(ffmpeg, options.output, { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs });
+}
+
+/**
+ * Runs `use` (the mux) once the soundtrack's `peak` (soundtrackPeak, started as soon as it was written) is known to be
+ * at most the ceiling, or beside it; should a peak have come out over the ceiling (a codec lifts some), writes the
+ * soundtrack again with its peaks held lower and runs `use` again.
+ */
+export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, peak: Promise<number> | undefined, use: () => Promise<T>): Promise<T> {
   let ceiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS.aac.peakHeadroom;
+  let checked = peak;
   for (let attempt = 0; ; attempt += 1) {
-    const [result, peak] = await Promise.all([use(), encodedTruePeak(ffmpeg, options.output, limits)]);
-    if (peak <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return result;
-    ceiling = lowerCeiling(ceiling, peak);
+    const [result, measured] = await Promise.all([use(), checked]);
+    if (measured === undefined || measured <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return result;
+    ceiling = lowerCeiling(ceiling, measured);
     await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling });
+    checked = soundtrackPeak(ffmpeg, options);
   }
 }
 
