@@ -6,7 +6,7 @@ import { encodeSpeech, type AudioEncoding, type PcmEncodeOptions } from '../src/
 import { integratedLoudness, kWeighting, limitPeaks, truePeak, TRUE_PEAK_CEILING } from '../src/speech/loudness.js';
 import type { Speech } from '../src/speech/speech.js';
 import { postTts, useTestApp } from './helpers.js';
-import { probe, runFfmpeg } from './media.js';
+import { ebur128, probe, runFfmpeg } from './media.js';
 import { useTempDir } from './temp-dir.js';
 
 const t = useTestApp();
@@ -20,16 +20,6 @@ const PEAK_LIMIT = TRUE_PEAK_CEILING + 0.1;
 
 async function speak(voice: string, text = TEXT): Promise<Speech> {
   return t.app.synthesizer.speak({ text, voice: t.app.synthesizer.resolveVoice({ text, voice }) }, 300);
-}
-
-/** Integrated loudness (LUFS) and true peak (dBTP) of a file as ffmpeg's own EBU R128 meter reads them. */
-async function ebur128(input: readonly string[]): Promise<{ integrated: number; truePeak: number }> {
-  const { stderr } = await runFfmpeg(['-hide_banner', ...input, '-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-']);
-  const summary = stderr.slice(stderr.lastIndexOf('Summary:'));
-  const integrated = /I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1];
-  const peak = /True peak:\s+Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1];
-  if (integrated === undefined || peak === undefined) throw new Error(`ebur128 printed no summary:\n${stderr}`);
-  return { integrated: Number(integrated), truePeak: peak === '-inf' ? -Infinity : Number(peak) };
 }
 
 /** The file's audio as mono 16-bit samples at its own rate. */

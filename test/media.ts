@@ -23,6 +23,21 @@ export async function meanVolume(file: string): Promise<number> {
   return Number(match[1]);
 }
 
+/** Integrated loudness (LUFS) and true peak (dBTP) of a file (or ffmpeg input options) as ffmpeg's own EBU R128 meter reads them. */
+export async function ebur128(input: string | readonly string[]): Promise<{ integrated: number; truePeak: number }> {
+  const { stderr } = await runFfmpeg(['-hide_banner', ...(typeof input === 'string' ? ['-i', input] : input), '-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-']);
+  const summary = stderr.slice(stderr.lastIndexOf('Summary:'));
+  const integrated = /I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1];
+  const peak = /True peak:\s+Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1];
+  if (integrated === undefined || peak === undefined) throw new Error(`ebur128 printed no summary:\n${stderr}`);
+  return { integrated: Number(integrated), truePeak: peak === '-inf' ? -Infinity : Number(peak) };
+}
+
+/** What ffmpeg reports decoding the whole file with every error fatal: empty for a clean file. */
+export async function decodeErrors(file: string): Promise<string> {
+  return (await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', file, '-f', 'null', '-'], 60_000)).stderr;
+}
+
 /** ffprobe's own stream fields (sample aspect ratio, frame rates, frame counts) that MediaInfo leaves out. */
 export async function rawStreams(file: string): Promise<Array<Record<string, string | number | undefined>>> {
   const { stdout } = await runProcess(ffmpeg.tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_streams', file], { timeoutMs: 30_000 });

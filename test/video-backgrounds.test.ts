@@ -1,13 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gradientPixels, type Background } from '../src/video/background.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import type { FrameRate } from '../src/video/options.js';
 import { renderVideo } from '../src/video/render.js';
-import { decodeFrame, ffmpeg, runFfmpeg } from './media.js';
+import { decodeErrors, decodeFrame, ffmpeg, runFfmpeg } from './media.js';
+import { useTempDir } from './temp-dir.js';
 import { toneSpeech } from './video-helpers.js';
 
 const FPS = 30;
@@ -16,18 +15,15 @@ const speech = toneSpeech(TEXT, { wordSeconds: 0.4, gapSeconds: 0.1 });
 const size = frameSize('720p', '9:16');
 const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '9:16', fps: FPS });
 
-let dir: string;
-let image: string;
+const dir = useTempDir('voxreel-backgrounds-');
+const image = path.join(dir, 'halves.png');
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-backgrounds-'));
   // 400×300, red on the left half and blue on the right: covering 720×1280 keeps its middle third, split at x = 360.
-  image = path.join(dir, 'halves.png');
   await runFfmpeg([
     '-v', 'error', '-f', 'lavfi', '-i', 'color=c=0xE01010:s=200x300', '-f', 'lavfi', '-i', 'color=c=0x1030E0:s=200x300',
     '-filter_complex', '[0:v][1:v]hstack', '-frames:v', '1', image,
   ]);
 });
-afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 async function render(name: string, background: Background, options: { frameRate?: FrameRate; splice?: false } = {}): Promise<string> {
   const output = path.join(dir, `${name}.mp4`);
@@ -90,8 +86,7 @@ describe('backgrounds', () => {
       for (const background of [{ type: 'gradient', colors: ['1E3A8A', 'DB2777'], direction: 'horizontal' }, { type: 'image', file: image }] as const) {
         const output = path.join(dir, `${aspectRatio.replace(':', 'x')}-${background.type}.mp4`);
         await renderVideo(ffmpeg, { speech: otherSpeech, size: other, fps: FPS, frameRate: 'constant', captions: otherCaptions, background, output });
-        const { stderr } = await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', output, '-f', 'null', '-']);
-        expect(stderr).toBe('');
+        expect(await decodeErrors(output)).toBe('');
         const frame = await decodeFrame(output, 3, FPS);
         // Left edge: the gradient's first colour, the image's red half; right edge: the second colour, the blue half.
         expectColour(pixel(frame, 2, 10, other.width), background.type === 'gradient' ? '1E3A8A' : 'E01010', 8);
@@ -107,8 +102,7 @@ describe('backgrounds', () => {
         const spliced = await render(`${name}-${frameRate}`, chosen, { frameRate });
         const plain = await render(`${name}-${frameRate}-plain`, chosen, { frameRate, splice: false });
         expect(await minimumPsnr(spliced, plain)).toBeGreaterThan(48);
-        const { stderr } = await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', spliced, '-f', 'null', '-']);
-        expect(stderr).toBe('');
+        expect(await decodeErrors(spliced)).toBe('');
         // The lit word is drawn over the background: yellow pixels in the caption band.
         const frame = await decodeFrame(spliced, lit.startFrame, FPS);
         let yellow = 0;

@@ -1,14 +1,14 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CAPTION_COLOURS } from '../src/video/ass.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import type { FrameRate } from '../src/video/options.js';
 import { BACKGROUND_COLOUR, renderVideo } from '../src/video/render.js';
 import { runProcess } from '../src/media/process.js';
-import { ffmpeg, rawStreams, runFfmpeg } from './media.js';
+import { decodeErrors, ffmpeg, rawStreams, runFfmpeg } from './media.js';
+import { useTempDir } from './temp-dir.js';
 import { toneSpeech } from './video-helpers.js';
 
 const FPS = 30;
@@ -17,11 +17,7 @@ const speech = toneSpeech(TEXT, { wordSeconds: 0.4, gapSeconds: 0.1 });
 const size = frameSize('720p', '9:16');
 const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '9:16', fps: FPS });
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-playable-'));
-});
-afterAll(async () => rm(dir, { recursive: true, force: true }));
+const dir = useTempDir('voxreel-playable-');
 
 async function render(name: string, options: { frameRate?: FrameRate; keyframeSeconds?: number; splice?: false } = {}): Promise<string> {
   const output = path.join(dir, `${name}.mp4`);
@@ -42,8 +38,7 @@ async function keyframeTimes(file: string): Promise<number[]> {
 }
 
 async function decodesCleanly(file: string): Promise<void> {
-  const { stderr } = await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', file, '-f', 'null', '-']);
-  expect(stderr).toBe('');
+  expect(await decodeErrors(file)).toBe('');
 }
 
 /** Limited-range Y'CbCr of an sRGB hex colour with the luma weights of a matrix: BT.709 for HD, BT.601 for SD. */

@@ -1,14 +1,14 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { integratedLoudness } from '../src/speech/loudness.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import { renderVideo, type RenderOptions } from '../src/video/render.js';
 import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak } from '../src/video/soundtrack.js';
 import { multipartForm, useTestApp } from './helpers.js';
-import { ffmpeg, rawStreams, runFfmpeg } from './media.js';
+import { ebur128, ffmpeg, rawStreams, runFfmpeg } from './media.js';
+import { useTempDir } from './temp-dir.js';
 import { toneSpeech } from './video-helpers.js';
 
 const FPS = 30;
@@ -18,28 +18,17 @@ const speech = toneSpeech(TEXT, { wordSeconds: 0.5, gapSeconds: 0.6 });
 const size = frameSize('720p', '16:9');
 const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '16:9', fps: FPS });
 
-let dir: string;
-let music: string;
+const dir = useTempDir('voxreel-soundtrack-');
+const music = path.join(dir, 'music.wav');
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-soundtrack-'));
   // Three seconds of a 1 kHz tone: shorter than the video, so it must loop; far from the voice's 220 Hz.
-  music = path.join(dir, 'music.wav');
   await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'sine=f=1000:d=3:sample_rate=44100', '-ac', '2', music]);
 });
-afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 async function render(name: string, options: Partial<RenderOptions> = {}): Promise<string> {
   const output = path.join(dir, `${name}.mp4`);
   await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output, ...options });
   return output;
-}
-
-/** ffmpeg's own EBU R128 meter on the file's audio: integrated loudness (LUFS) and true peak (dBTP). */
-async function meter(file: string): Promise<{ integrated: number; truePeak: number }> {
-  const { stderr } = await runFfmpeg(['-hide_banner', '-i', file, '-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-']);
-  const integrated = Number(/I:\s+(-?[\d.]+) LUFS/.exec(stderr)?.[1]);
-  const truePeak = Number(/True peak:\s+Peak:\s+(-?[\d.]+|-inf)/.exec(stderr)?.[1]);
-  return { integrated, truePeak };
 }
 
 /** RMS level in dBFS of the audio around `hz` (a narrow band-pass), in windows of `seconds`. */
@@ -63,22 +52,22 @@ describe('the soundtrack of a video', () => {
     const file = await render('default');
     const [, audio] = await rawStreams(file);
     expect(audio).toMatchObject({ codec_name: 'aac', sample_rate: '48000' });
-    const { integrated, truePeak } = await meter(file);
+    const { integrated, truePeak } = await ebur128(file);
     expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
     expect(truePeak).toBeLessThanOrEqual(-1);
   });
 
   it('meets another target, or keeps the voice level when asked to', async () => {
-    expect(Math.abs((await meter(await render('quiet', { loudness: -23 }))).integrated + 23)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await ebur128(await render('quiet', { loudness: -23 }))).integrated + 23)).toBeLessThanOrEqual(1);
     const own = integratedLoudness(speech.samples, speech.sampleRate);
-    expect(Math.abs((await meter(await render('own', { loudness: null }))).integrated - own)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await ebur128(await render('own', { loudness: null }))).integrated - own)).toBeLessThanOrEqual(1);
   });
 
   it('puts music under the narration: looped to the end, faded in and out, ducked while the voice speaks', async () => {
     const file = await render('music', { music: { file: music } });
     const [, audio] = await rawStreams(file);
     expect(audio).toMatchObject({ sample_rate: '48000', channels: 1 });
-    const { integrated, truePeak } = await meter(file);
+    const { integrated, truePeak } = await ebur128(file);
     expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
     expect(truePeak).toBeLessThanOrEqual(-1);
 
@@ -100,11 +89,11 @@ describe('the soundtrack of a video', () => {
     // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
     const options = { speech, seconds: speech.duration, loudness: -6, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
     await encodeSoundtrack(ffmpeg, options);
-    expect((await meter(options.output)).truePeak).toBeGreaterThan(-1);
+    expect((await ebur128(options.output)).truePeak).toBeGreaterThan(-1);
     let uses = 0;
     await keepUnderCeiling(ffmpeg, options, soundtrackPeak(ffmpeg, options), async () => (uses += 1));
     expect(uses).toBeGreaterThan(1);
-    const after = await meter(options.output);
+    const after = await ebur128(options.output);
     expect(after.truePeak).toBeLessThanOrEqual(-1);
   });
 
@@ -132,7 +121,7 @@ describe('POST /tts-video with music and a loudness target', () => {
     expect(response.statusCode, response.body).toBe(200);
     const file = path.join(dir, 'http.mp4');
     await writeFile(file, (await t.fetchFile(response.json<{ url: string }>().url)).body);
-    expect(Math.abs((await meter(file)).integrated + 16)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await ebur128(file)).integrated + 16)).toBeLessThanOrEqual(1);
     expect(Math.max(...(await bandLevels(file, 1000)))).toBeGreaterThan(-40);
   });
 

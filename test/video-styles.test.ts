@@ -1,7 +1,6 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assScript } from '../src/video/ass.js';
 import type { Background } from '../src/video/background.js';
 import { CAPTION_POSITIONS, CAPTION_STYLES, type CaptionLook } from '../src/video/caption-style.js';
@@ -11,26 +10,22 @@ import { layoutCaptions } from '../src/video/layout.js';
 import type { AspectRatio } from '../src/video/options.js';
 import { renderVideo } from '../src/video/render.js';
 import { multipartForm, useTestApp } from './helpers.js';
-import { decodeFrame, ffmpeg, runFfmpeg } from './media.js';
+import { decodeErrors, decodeFrame, ffmpeg, runFfmpeg } from './media.js';
+import { useTempDir } from './temp-dir.js';
 import { captionPixels, toneSpeech } from './video-helpers.js';
 
 const FPS = 30;
 const TEXT = 'Every style draws these words where people expect them, in the colours they asked for';
 const speech = toneSpeech(TEXT, { wordSeconds: 0.35, gapSeconds: 0.1 });
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-styles-'));
-});
-afterAll(async () => rm(dir, { recursive: true, force: true }));
+const dir = useTempDir('voxreel-styles-');
 
 async function render(name: string, aspectRatio: AspectRatio, look: Partial<CaptionLook>, background?: Background): Promise<{ file: string; captions: Captions }> {
   const size = frameSize('720p', aspectRatio);
   const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio, fps: FPS, look });
   const file = path.join(dir, `${name}.mp4`);
   await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output: file, background });
-  const { stderr } = await runFfmpeg(['-v', 'error', '-err_detect', 'explode', '-xerror', '-i', file, '-f', 'null', '-']);
-  expect(stderr).toBe('');
+  expect(await decodeErrors(file)).toBe('');
   return { file, captions };
 }
 

@@ -14,6 +14,11 @@ export interface ProcessLimits {
   killGraceMs?: number;
 }
 
+/** Just the process limits of a larger options object, to hand on to another run. */
+export function limitsOf(options: ProcessLimits): ProcessLimits {
+  return { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+}
+
 export interface ProcessFailure {
   command: string;
   exitCode: number | null;

@@ -1,7 +1,7 @@
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
-import { runProcess, type ProcessLimits } from '../media/process.js';
+import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
 import { normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
 
 /**
@@ -53,21 +53,26 @@ export interface EncodeOptions extends ProcessLimits {
 /** A stream's samples arrive over time, so its loudness cannot be measured before its first bytes leave: no target. */
 export type PcmEncodeOptions = Omit<EncodeOptions, 'loudness'> & { loudness?: undefined };
 
-/** Encodings written again, the ceiling lowered, when ffmpeg's meter finds a true peak over it: at most this many. */
+/** Encodings written again, the ceiling lowered, when a written file's true peak is over it: at most this many. */
 export const PEAK_RETRIES = 2;
 /** dB under the ceiling that an encoding written again aims at, beyond the peak's excess. */
 const PEAK_MARGIN = 0.3;
 
+/** The true peak an encoding aims under: the ceiling less what the codec adds to peaks. */
+export function peakCeilingFor(encoding: AudioEncoding): number {
+  return TRUE_PEAK_CEILING - AUDIO_ENCODINGS[encoding].peakHeadroom;
+}
+
 /**
- * Writes the speech, at the given speed, to `output` in one ffmpeg run fed through stdin. With `loudness`, a file is
- * then measured by ffmpeg's own EBU R128 meter, and written again with its peaks held lower if the codec lifted one
- * over the ceiling (a stream cannot be taken back: it gets the codec's headroom only).
+ * Writes the speech, at the given speed, to `output` in one ffmpeg run fed through stdin. With `loudness`, a file's
+ * true peak is then read (encodedTruePeak), and the file written again with its peaks held lower if the codec lifted
+ * one over the ceiling (a stream cannot be taken back: it gets the codec's headroom only).
  */
 export async function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: EncodeOptions): Promise<void> {
   const { loudness, output } = options;
   if (loudness === undefined) return encode(ffmpeg, pcmOf(speech.samples), speech.sampleRate, options, 0);
-  let ceiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS[options.encoding].peakHeadroom;
-  const limits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
+  let ceiling = options.peakCeiling ?? peakCeilingFor(options.encoding);
+  const limits = limitsOf(options);
   for (let attempt = 0; ; attempt += 1) {
     // Peaks held by a limiter, not by less gain: eSpeak NG's stand 18 dB over its loudness, less gain would leave it 5 LU short of -14.
     const { samples, gain } = normalizeLoudness(speech.samples, speech.sampleRate, loudness, ceiling);

@@ -123,15 +123,12 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       output: audio,
       ...limits,
     };
+    const written = encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure);
     // The soundtrack's peak is read as soon as it is written, while the picture may still be encoding.
-    let peak: Promise<number> | undefined;
+    const peak = written.then(() => soundtrackPeak(ffmpeg, soundtrack));
+    peak.catch(() => undefined); // awaited after the picture; a failure before then must not go unhandled
     const [, picture] = await Promise.all([
-      encodeSoundtrack(ffmpeg, soundtrack)
-        .then(() => {
-          peak = soundtrackPeak(ffmpeg, soundtrack);
-          peak?.catch(() => undefined); // awaited below; a failure before then must not go unhandled
-        })
-        .catch(cancelOthersOnFailure),
+      written,
       encodeWithBackground((pictureJob) =>
         options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
       ).catch(cancelOthersOnFailure),

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import { runProcess, type ProcessLimits } from '../media/process.js';
-import { AUDIO_ENCODINGS, encodedTruePeak, encodeSpeech, lowerCeiling, PEAK_RETRIES } from '../speech/audio-encoding.js';
+import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
+import { AUDIO_ENCODINGS, encodedTruePeak, encodeSpeech, lowerCeiling, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
 import { integratedLoudness, normalizeLoudness, TRUE_PEAK_CEILING } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
 
@@ -52,8 +52,8 @@ const DUCKING = 'sidechaincompress=threshold=0.02:ratio=8:attack=20:release=400'
  */
 export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
   const { speech, loudness, music, output } = options;
-  const limits: ProcessLimits = { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs };
-  const peakCeiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS.aac.peakHeadroom;
+  const limits = limitsOf(options);
+  const peakCeiling = options.peakCeiling ?? peakCeilingFor('aac');
   if (!music) {
     return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, loudness, peakCeiling, checkPeak: false, output, ...limits });
   }
@@ -96,9 +96,9 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
  * A written soundtrack's true peak, read while other work goes on (`encodedTruePeak`); undefined without a loudness
  * target, when nothing is promised of the peaks.
  */
-export function soundtrackPeak(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<number> | undefined {
+export async function soundtrackPeak(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<number | undefined> {
   if (options.loudness === undefined) return undefined;
-  return encodedTruePeak(ffmpeg, options.output, { signal: options.signal, timeoutMs: options.timeoutMs, killGraceMs: options.killGraceMs });
+  return encodedTruePeak(ffmpeg, options.output, limitsOf(options));
 }
 
 /**
@@ -106,8 +106,8 @@ export function soundtrackPeak(ffmpeg: Ffmpeg, options: SoundtrackOptions): Prom
  * at most the ceiling, or beside it; should a peak have come out over the ceiling (a codec lifts some), writes the
  * soundtrack again with its peaks held lower and runs `use` again.
  */
-export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, peak: Promise<number> | undefined, use: () => Promise<T>): Promise<T> {
-  let ceiling = options.peakCeiling ?? TRUE_PEAK_CEILING - AUDIO_ENCODINGS.aac.peakHeadroom;
+export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, peak: Promise<number | undefined>, use: () => Promise<T>): Promise<T> {
+  let ceiling = options.peakCeiling ?? peakCeilingFor('aac');
   let checked = peak;
   for (let attempt = 0; ; attempt += 1) {
     const [result, measured] = await Promise.all([use(), checked]);
