@@ -32,6 +32,7 @@ COPY --from=voices /voices ./voices
 COPY tsconfig.json voices.lock.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY bin ./bin
 COPY public ./public
 
 ENV NODE_ENV=production \
@@ -49,4 +50,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # tini reaps what engine children leave behind (PID 1 must) and forwards SIGTERM for a graceful shutdown.
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--import", "tsx", "src/server.ts"]
+CMD ["bin/voxreel", "serve"]

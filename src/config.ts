@@ -95,6 +95,38 @@ export const EnvSchema = Type.Object({
   FFMPEG_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffmpeg binary; default ffmpeg-static, else `ffmpeg` on PATH.' })),
   FFPROBE_PATH: Type.Optional(Type.String({ minLength: 1, description: 'ffprobe binary; default beside ffmpeg, else `ffprobe` on PATH.' })),
   FESTIVAL_PATH: Type.Optional(Type.String({ minLength: 1, description: 'festival binary; default `festival` on PATH.' })),
+  STORAGE: Type.Union([Type.Literal('local'), Type.Literal('s3')], {
+    default: 'local',
+    description: 'Where generated files go: `local` (OUTPUT_DIR, served under /files) or `s3` (an S3-compatible bucket).',
+  }),
+  S3_BUCKET: Type.Optional(Type.String({ minLength: 1, description: 'The bucket (STORAGE=s3).' })),
+  S3_PREFIX: Type.String({ default: '', description: 'Key prefix inside the bucket, e.g. `voxreel/` (STORAGE=s3).' }),
+  S3_ENDPOINT: Type.Optional(
+    Type.String({ pattern: '^https?://[^\\s]+$', description: 'Endpoint of an S3-compatible service (MinIO, R2); AWS by default.' }),
+  ),
+  S3_REGION: Type.Optional(Type.String({ minLength: 1, description: 'Region; default AWS_REGION, else us-east-1 (R2: auto).' })),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false, description: 'Bucket in the path, not the host name (MinIO and most self-hosted servers).' }),
+  S3_PRESIGN_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 604_800,
+    default: 0,
+    description: 'A private bucket: URLs are presigned for this many seconds; 0: URLs are CDN_URL + key (a public bucket or a CDN).',
+  }),
+  REDIS_URL: Type.Optional(
+    Type.String({ pattern: '^rediss?://', description: 'Redis: jobs go to a shared queue rendered by `voxreel worker` processes; rate limits, jobs and the cache are shared.' }),
+  ),
+  QUEUE_NAME: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_-]+$', default: 'voxreel', description: 'Name of the Redis queue (and prefix of its keys).' }),
+  JOB_RETENTION_HOURS: Type.Number({ minimum: 0.01, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
+  WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, description: 'Key of the HMAC-SHA256 signature on webhook deliveries; webhooks are refused without it.' })),
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'Allow webhooks to loopback, private and link-local addresses.' }),
+  CACHE_MAX_ENTRIES: Type.Integer({ minimum: 0, default: 10_000, description: 'Identical requests remembered (their results); 0 turns the cache off.' }),
+  SENTENCE_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: 'Memory for synthesized sentences, per process; 0 turns it off.' }),
+  PRICE_CACHE_HIT_FACTOR: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    description: 'A cached answer costs this fraction of the full price (0: free).',
+  }),
   VOICES_DIR: Type.String({
     minLength: 1,
     default: 'voices',
@@ -150,7 +182,28 @@ export interface Config {
   voicesDir: string;
   /** Binaries given explicitly; each is looked up on its own when absent. */
   paths: { ffmpeg?: string; ffprobe?: string; festival?: string };
+  /** Where generated files are published. */
+  storage: StorageConfig;
+  /** Redis, when jobs, limits and the cache are shared between processes; undefined: all in this process. */
+  redisUrl?: string;
+  queueName: string;
+  jobRetentionMs: number;
+  webhooks: { secret?: string; allowPrivate: boolean };
+  cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number };
 }
+
+export type StorageConfig =
+  | { kind: 'local' }
+  | {
+      kind: 's3';
+      bucket: string;
+      prefix: string;
+      endpoint?: string;
+      region: string;
+      forcePathStyle: boolean;
+      /** 0: public URLs (CDN_URL + key). */
+      presignSeconds: number;
+    };
 
 export type TrustProxy = boolean | number | string[];
 
@@ -229,6 +282,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
     voicesDir: path.resolve(parsed.VOICES_DIR),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
+    storage: storageConfig(parsed, env),
+    redisUrl: parsed.REDIS_URL,
+    queueName: parsed.QUEUE_NAME,
+    jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
+    webhooks: { secret: parsed.WEBHOOK_SECRET, allowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE },
+    cache: { maxEntries: parsed.CACHE_MAX_ENTRIES, sentenceBytes: parsed.SENTENCE_CACHE_MB * 1024 * 1024, hitPriceFactor: parsed.PRICE_CACHE_HIT_FACTOR },
+  };
+}
+
+function storageConfig(parsed: Env, env: NodeJS.ProcessEnv): StorageConfig {
+  if (parsed.STORAGE === 'local') return { kind: 'local' };
+  if (!parsed.S3_BUCKET) throw invalidVariable('S3_BUCKET', undefined, 'required with STORAGE=s3');
+  if (parsed.S3_PRESIGN_SECONDS === 0 && !parsed.CDN_URL) {
+    throw invalidVariable('CDN_URL', undefined, "required with STORAGE=s3 unless S3_PRESIGN_SECONDS is set: the bucket's public or CDN address");
+  }
+  return {
+    kind: 's3',
+    bucket: parsed.S3_BUCKET,
+    prefix: parsed.S3_PREFIX,
+    endpoint: parsed.S3_ENDPOINT,
+    region: parsed.S3_REGION ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    forcePathStyle: parsed.S3_FORCE_PATH_STYLE,
+    presignSeconds: parsed.S3_PRESIGN_SECONDS,
   };
 }
 

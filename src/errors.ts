@@ -12,6 +12,8 @@ export const ErrorTable = {
   UNKNOWN_ASSET: { status: 422, message: 'No asset of the kind this field takes has this id; it may have expired or been deleted (POST /assets uploads one).' },
   UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>).' },
   NOT_FOUND: { status: 404, message: 'No such route or file.' },
+  JOB_NOT_FOUND: { status: 404, message: 'No job has this id; it may have expired (JOB_RETENTION_HOURS).' },
+  JOB_CANCELLED: { status: 409, message: 'The job was cancelled (DELETE /jobs/{id}).' },
   ASSET_NOT_FOUND: { status: 404, message: 'No asset has this id; it may have expired or been deleted.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This route does not accept that method.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
@@ -61,7 +63,7 @@ export class AppError extends Error {
 }
 
 /** Why a job was stopped from outside; each is the reason its AbortSignal carries, thrown as it is by every layer. */
-export type CancelCode = 'CLIENT_CLOSED' | 'JOB_TIMEOUT' | 'SHUTTING_DOWN';
+export type CancelCode = 'CLIENT_CLOSED' | 'JOB_TIMEOUT' | 'SHUTTING_DOWN' | 'JOB_CANCELLED';
 
 export function cancelReason(code: CancelCode): AppError {
   return new AppError(code);

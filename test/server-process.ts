@@ -16,9 +16,18 @@ export interface RunningServer {
 }
 
 /** Starts `npm start`'s command as a real process on a free loopback port and waits until it listens. */
-export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+export function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  return startService('src/server.ts', 'voxreel ready', env);
+}
+
+/** Starts `voxreel worker` as a real process and waits until it takes jobs (`baseUrl` is empty: it listens on nothing). */
+export function startWorker(env: Record<string, string>): Promise<RunningServer> {
+  return startService('src/worker.ts', 'voxreel worker ready', env);
+}
+
+async function startService(script: string, readyMessage: string, env: Record<string, string>): Promise<RunningServer> {
   const outputDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-server-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -36,7 +45,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
         try {
           const entry = JSON.parse(line) as Record<string, unknown>;
           logs.push(entry);
-          if (entry.msg === 'voxreel ready') resolve(String(entry.address));
+          if (entry.msg === readyMessage) resolve(String(entry.address ?? ''));
         } catch {
           // not a log line
         }

@@ -43,6 +43,35 @@ describe('LocalStorage', () => {
     await expect(readFile(pending.path)).rejects.toThrow();
   });
 
+  it('knows whether a published file exists, and nothing else', async () => {
+    const base = await tempRoot();
+    const storage = new LocalStorage(path.join(base, 'output'), 'http://x');
+    await storage.init();
+    const pending = await storage.pending('audio', storage.newName(), 'mp3');
+    await writeFile(pending.path, 'abc');
+    const stored = await pending.commit();
+    expect(await storage.exists(stored.key)).toBe(true);
+    expect(await storage.exists('audio/missing.mp3')).toBe(false);
+    expect(await storage.exists('audio')).toBe(false); // a folder
+    const unpublished = await storage.pending('audio', storage.newName(), 'mp3');
+    await writeFile(unpublished.path, 'abc');
+    expect(await storage.exists(path.relative(storage.root, unpublished.path))).toBe(false); // in .tmp
+    await writeFile(path.join(base, 'outside.mp3'), 'abc');
+    expect(await storage.exists('audio/../../outside.mp3')).toBe(false);
+    await storage.delete(stored.key);
+    expect(await storage.exists(stored.key)).toBe(false);
+  });
+
+  it('removes its temporary file when a commit fails', async () => {
+    const storage = new LocalStorage(await tempRoot(), 'http://x');
+    await storage.init();
+    const pending = await storage.pending('audio', storage.newName(), 'mp3');
+    await writeFile(pending.path, 'abc');
+    await rm(path.join(storage.root, 'audio'), { recursive: true });
+    await expect(pending.commit()).rejects.toThrow();
+    expect(await readdir(path.join(storage.root, '.tmp'))).toEqual([]);
+  });
+
   it('sweeps old files and, at start-up, an earlier crash’s temporary files', async () => {
     const root = await tempRoot();
     await mkdir(path.join(root, '.tmp'), { recursive: true });

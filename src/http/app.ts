@@ -3,12 +3,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { AssetStore } from '../assets/store.js';
+import type { AssetStore } from '../assets/store.js';
 import { OPENAI_PREFIX, type Config } from '../config.js';
-import { createEngines, type EngineRegistry } from '../engines/index.js';
-import { Ffmpeg } from '../media/ffmpeg.js';
+import type { EngineRegistry } from '../engines/index.js';
+import type { Ffmpeg } from '../media/ffmpeg.js';
+import type { ScratchSpace } from '../storage/scratch.js';
 import { Limiter } from '../jobs/limiter.js';
-import { resolveMediaTools, type MediaTools } from '../media/tools.js';
 import { JobRunner } from '../jobs/job-runner.js';
 import { ClientQuota } from '../jobs/quota.js';
 import access from './plugins/access.js';
@@ -24,25 +24,28 @@ import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
-import { LocalStorage } from '../storage/local.js';
-import { tiedLauncher } from '../media/process.js';
-import { ScratchSpace } from '../storage/scratch.js';
 import type { Storage } from '../storage/storage.js';
-import { Synthesizer } from '../speech/synthesizer.js';
-import { SplicerCheck } from '../video/h264/index.js';
-import { PICTURE } from '../video/render.js';
+import type { Synthesizer } from '../speech/synthesizer.js';
+import type { SplicerCheck } from '../video/h264/index.js';
+import type { VideoMaker } from '../video/maker.js';
+import { openServices, type ServiceDeps } from '../services.js';
+import type { Redis } from 'ioredis';
+import type { JobResults } from '../cache/job-results.js';
+import { SentenceCache } from '../cache/sentence-cache.js';
+import type { JobExecutor } from '../jobs/executor.js';
+import { LocalJobQueue } from '../jobs/local-queue.js';
+import { jobPipeline } from '../jobs/pipeline.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { connectRedis } from '../jobs/redis-connection.js';
+import { RedisJobQueue } from '../jobs/redis-queue.js';
+import jobsRoutes from './routes/jobs.js';
 import { version } from '../version.js';
 
 /** Start-up waits this long at most for the splicer's self-check (Fastify's own limit for onReady is 10 s). */
 const SPLICER_CHECK_WAIT_MS = 5_000;
 
-export interface AppDeps {
-  engines?: EngineRegistry;
-  tools?: MediaTools;
-  storage?: Storage;
+export interface AppDeps extends ServiceDeps {
   logger?: FastifyServerOptions['logger'];
-  /** The H.264 splicer's self-check; a test may put in one whose splicer fails. */
-  splicer?: SplicerCheck;
 }
 
 declare module 'fastify' {
@@ -57,7 +60,13 @@ declare module 'fastify' {
     limiter: Limiter;
     jobs: JobRunner;
     splicer: SplicerCheck;
+    maker: VideoMaker;
     assets: AssetStore;
+    executor: JobExecutor;
+    results: JobResults;
+    queue: JobQueue;
+    /** Shared state of several instances (REDIS_URL); undefined when this process keeps it alone. */
+    redis: Redis | undefined;
   }
 }
 
@@ -75,37 +84,23 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.removeContentTypeParser('text/plain');
   await app.register(httpEdge, { config });
 
-  const localStorage = deps.storage ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
-  await localStorage?.init();
-  const storage = deps.storage ?? (localStorage as LocalStorage);
-  const scratch = await ScratchSpace.open(config.scratchDir);
-  app.addHook('onClose', async () => scratch.close());
-  const engines =
-    deps.engines ??
-    (await createEngines({
-      poolSize: config.concurrency,
-      tempDir: await scratch.shared('engines'),
-      festivalPath: config.paths.festival,
-      voicesDir: config.voicesDir,
-    }));
-  const tools = deps.tools ?? resolveMediaTools(config.paths);
-  // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
-  const ffmpeg = new Ffmpeg({ ...tools, ffmpeg: await tiedLauncher(tools.ffmpeg, await scratch.shared('bin')) });
+  const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
+  const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
+  const metrics = new Metrics(limiter, { sentenceCache });
+  const services = await openServices(config, deps, { gate: limiter, observer: metrics, sentenceCache, ownsFolders: true });
+  const { storage, localStorage, engines, splicer } = services;
+  app.addHook('onClose', async () => services.close());
   app.decorate('config', config);
   app.decorate('engines', engines);
-  app.decorate('ffmpeg', ffmpeg);
+  app.decorate('ffmpeg', services.ffmpeg);
   app.decorate('storage', storage);
-  app.decorate('scratch', scratch);
-  const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
-  const metrics = new Metrics(limiter);
+  app.decorate('scratch', services.scratch);
   app.decorate('metrics', metrics);
-  const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, metrics);
-  app.decorate('synthesizer', synthesizer);
-  app.addHook('onClose', async () => synthesizer.close());
+  app.decorate('synthesizer', services.synthesizer);
+  app.decorate('maker', services.maker);
   // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
   // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
   // ffmpeg runs, but never for more than a few seconds.
-  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });
   app.decorate('splicer', splicer);
   app.addHook('onReady', async () => {
     const checked = splicer.run().then(({ ok, reason, cause }) => {
@@ -113,25 +108,40 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     });
     await Promise.race([checked, delay(SPLICER_CHECK_WAIT_MS, undefined, { ref: false })]);
   });
-  app.addHook('onClose', async () => splicer.close());
   app.decorate('limiter', limiter);
   const quota = new ClientQuota({ ...config.clientQuota, windowMs: config.rateLimit.windowMs });
   const jobs = new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs, speech: config.ttsTimeoutMs }, metrics, quota);
   app.decorate('jobs', jobs);
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const { executor, results, completion } = jobPipeline(config, services, redis, metrics, app.log);
+  const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
+  const queue: JobQueue =
+    redis && config.redisUrl
+      ? await RedisJobQueue.open({ config, redis, log: app.log, completion, quota })
+      : new LocalJobQueue(jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void completion.finished(job), onWarning });
+  app.decorate('executor', executor);
+  app.decorate('results', results);
+  app.decorate('queue', queue);
+  app.decorate('redis', redis);
   // Closing: queued and new jobs answer SHUTTING_DOWN at once; running ones finish (server.ts stops them at the end of the grace).
-  app.addHook('preClose', async () => jobs.refuseNew());
-  if (!deps.engines) app.addHook('onClose', async () => engines.close());
+  app.addHook('preClose', async () => {
+    jobs.refuseNew();
+    queue.refuseNew();
+  });
+  app.addHook('onClose', async () => {
+    await queue.close();
+    await completion.close();
+    await redis?.quit().catch(() => undefined);
+  });
   startRetention(app, () => storage.sweep(config.retentionMs), config.retentionMs);
-  // Uploads wait for their checks at the same limiter as jobs; a file stays for the longest job after it expires.
-  const { dir, retentionMs } = config.assets;
-  const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, limiter);
-  await assets.init();
+  // Uploads wait for their checks at the same limiter as jobs.
+  const { assets } = services;
   app.decorate('assets', assets);
   startRetention(app, () => assets.sweep(), config.assets.retentionMs);
 
   await app.register(errorHandler);
   await app.register(clientSignal);
-  await app.register(access, { config });
+  await app.register(access, { config, redis });
   await app.register(metricsPlugin, { metrics });
   await app.register(swagger, {
     openapi: {
@@ -145,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
         { name: 'speech', description: 'Synthesis' },
         { name: 'voices', description: 'Voice catalogue' },
         { name: 'assets', description: 'Uploaded images and music' },
+        { name: 'jobs', description: 'Asynchronous jobs' },
         { name: 'operations', description: 'Health' },
       ],
     },
@@ -157,6 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(voicesRoutes);
   await app.register(ttsRoutes);
   await app.register(ttsVideoRoutes);
+  await app.register(jobsRoutes);
   await app.register(assetsRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);

@@ -19,3 +19,8 @@ export function ttsCost(pricing: Pricing, characters: number): number {
 export function videoCost(pricing: Pricing, characters: number, durationSeconds: number): number {
   return round((characters / 1000) * pricing.videoPer1kChars + (durationSeconds / 60) * pricing.videoPerMinute);
 }
+
+/** A cached answer's price: the full price times PRICE_CACHE_HIT_FACTOR (0 by default: free). */
+export function cachedCost(fullCost: number, hitPriceFactor: number): number {
+  return round(fullCost * hitPriceFactor);
+}

@@ -69,8 +69,25 @@ export const Loudness = Type.Union([Type.Number({ minimum: -40, maximum: -5 }), 
 });
 export type Loudness = Static<typeof Loudness>;
 
+/** How to answer, shared by the operations that queue a job. */
+const AnswerOptions = {
+  async: Type.Optional(
+    Type.Boolean({
+      description: 'Default false. Answer 202 at once with a job to poll (GET /jobs/{id}) instead of waiting for the file; `Prefer: respond-async` does the same.',
+    }),
+  ),
+  webhook_url: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'With async: POSTed the finished job, signed (README, Webhooks); http(s) only, never a private address unless WEBHOOK_ALLOW_PRIVATE.',
+    }),
+  ),
+};
+
 export const TtsRequest = Type.Object(
   {
+    ...AnswerOptions,
     text: NonBlankText(MAX_TTS_TEXT),
     voice: VoiceId,
     format: Type.Optional(AudioFormat),
@@ -101,6 +118,9 @@ const Billed = {
   currency: Type.String({ description: 'ISO 4217 code of `cost`.' }),
   voice: Type.String(),
   characters: Type.Integer({ description: 'Characters billed (the length of `text`).' }),
+  cached: Type.Optional(
+    Type.Boolean({ description: 'The same request was answered before and its file still exists: this is that file, priced at PRICE_CACHE_HIT_FACTOR.' }),
+  ),
 };
 
 export const TtsResponse = Type.Object({
@@ -118,6 +138,7 @@ export type TtsResponse = Static<typeof TtsResponse>;
 
 export const TtsVideoRequest = Type.Object(
   {
+    ...AnswerOptions,
     text: NonBlankText(MAX_VIDEO_TEXT),
     voice: VoiceId,
     resolution: Type.Optional(VideoResolution),
@@ -195,6 +216,48 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
+
+export const JobParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100, description: 'A job id: 22 characters of base64url.' }) },
+  { additionalProperties: false },
+);
+export type JobParams = Static<typeof JobParams>;
+
+const JobErrorBody = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  field: Type.Optional(Type.String()),
+  retryAfter: Type.Optional(Type.Number()),
+});
+
+export const JobStatus = Type.Object(
+  {
+    id: Type.String(),
+    operation: Type.Union([Type.Literal('tts'), Type.Literal('tts-video')]),
+    state: Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((state) => Type.Literal(state)), {
+      description: 'queued → running → succeeded, failed or cancelled.',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    position: Type.Optional(Type.Integer({ description: 'Queued: jobs that run before this one.' })),
+    etaSeconds: Type.Optional(Type.Integer({ description: 'Queued or running: expected seconds until it finishes, from measured job times.' })),
+    progress: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Running: percent done.' })),
+    result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Succeeded: the body the synchronous request answers with.' })),
+    error: Type.Optional(JobErrorBody),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the job is forgotten (JOB_RETENTION_HOURS after it finished).' })),
+  },
+  { $id: 'JobStatus' },
+);
+export type JobStatus = Static<typeof JobStatus>;
+
+export const JobAccepted = Type.Object({
+  status: Type.Literal('accepted'),
+  id: Type.String({ description: 'The job id.' }),
+  statusUrl: Type.String({ description: 'GET it for the state (also in Location).' }),
+  state: Type.Literal('queued'),
+});
+export type JobAccepted = Static<typeof JobAccepted>;
 
 /** OpenAI's limit for `input`. */
 export const MAX_SPEECH_INPUT = 4096;

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { cancelReason, deadlineSignal, isAppError } from '../errors.js';
+import { abortError, cancelReason, deadlineSignal, isAppError } from '../errors.js';
 import type { Limiter } from './limiter.js';
 import type { ClientQuota } from './quota.js';
 
@@ -31,6 +31,7 @@ const MAX_RETRY_AFTER_SECONDS = 300;
 export class JobRunner {
   private readonly shutdown = new AbortController();
   private averageSeconds = INITIAL_JOB_SECONDS;
+  private readonly averageByOperation = new Map<Operation, number>();
 
   constructor(
     private readonly limiter: Limiter,
@@ -41,16 +42,36 @@ export class JobRunner {
     limiter.retryAfter = () => this.retryAfterSeconds();
   }
 
+  /** Runs `work` in a limiter slot under the operation's deadline; a job that cannot be taken rejects at once (see `admit`). */
   async run<T>(operation: Operation, client: JobClient, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const release = this.quota?.admit(client.id, client.characters);
-    try {
-      return await this.runAdmitted(operation, client.signal, work);
-    } finally {
-      release?.();
-    }
+    return this.admit(operation, client)(work);
   }
 
-  private runAdmitted<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Takes a job in or refuses it, by a throw, before anything is queued: the client's quota, a full queue, shutting
+   * down. The returned function runs the job's work (once); `priority`: lower goes first.
+   */
+  admit(operation: Operation, client: JobClient, priority = 0): <T>(work: (signal: AbortSignal) => Promise<T>) => Promise<T> {
+    const release = this.quota?.admit(client.id, client.characters);
+    try {
+      this.limiter.assertRoom();
+    } catch (error) {
+      release?.();
+      throw error;
+    }
+    return (work) => this.runAdmitted(operation, client.signal, work, priority).finally(() => release?.());
+  }
+
+  /** The measured mean time of one job of this operation (every operation's before one has run). */
+  expectedSeconds(operation: Operation): number {
+    return this.averageByOperation.get(operation) ?? this.averageSeconds;
+  }
+
+  get concurrency(): number {
+    return this.limiter.stats.concurrency;
+  }
+
+  private runAdmitted<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>, priority: number): Promise<T> {
     const waiting = AbortSignal.any([clientSignal, this.shutdown.signal]);
     return this.limiter.run(async () => {
       const deadline = deadlineSignal(this.timeoutsMs[operation]);
@@ -59,16 +80,20 @@ export class JobRunner {
       let outcome = 'success';
       try {
         return await work(signal);
-      } catch (error) {
+      } catch (thrown) {
+        // A stopped job fails for why it was stopped, whatever a killed process reported on its way down.
+        const error = signal.aborted ? abortError(signal.reason) : thrown;
         outcome = isAppError(error) ? error.code : 'INTERNAL_ERROR';
         throw error;
       } finally {
         deadline.clear();
         const seconds = (performance.now() - started) / 1000;
         this.averageSeconds += AVERAGE_WEIGHT * (seconds - this.averageSeconds);
+        const previous = this.averageByOperation.get(operation) ?? seconds;
+        this.averageByOperation.set(operation, previous + AVERAGE_WEIGHT * (seconds - previous));
         this.observer?.jobFinished(operation, seconds, outcome);
       }
-    }, waiting);
+    }, waiting, priority);
   }
 
   /** Shutting down: new and queued jobs are refused with SHUTTING_DOWN; running ones go on. */

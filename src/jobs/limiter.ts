@@ -7,6 +7,8 @@ export interface LimiterOptions {
 }
 
 interface Waiter {
+  /** Lower goes first; equal ones in arrival order. */
+  priority: number;
   start: () => void;
   cancel: (error: unknown) => void;
 }
@@ -25,8 +27,17 @@ export class Limiter {
     return { running: this.running, queued: this.queue.length, concurrency: this.options.concurrency };
   }
 
-  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    await this.acquire(signal);
+  /** Throws what `run` would refuse a job with right now (closed, or no slot and a full queue). */
+  assertRoom(): void {
+    if (this.closedWith) throw this.closedWith;
+    if (this.running >= this.options.concurrency && this.queue.length >= this.options.queueLength) {
+      throw new AppError('OVERLOADED', { retryAfter: this.retryAfter() });
+    }
+  }
+
+  /** Runs `job` in a slot, after the waiting jobs of lower or equal `priority` (short speech jobs pass long videos). */
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal, priority = 0): Promise<T> {
+    await this.acquire(signal, priority);
     try {
       return await job();
     } finally {
@@ -40,15 +51,16 @@ export class Limiter {
     for (const waiter of this.queue.splice(0)) waiter.cancel(reason);
   }
 
-  private acquire(signal?: AbortSignal): Promise<void> {
-    if (this.closedWith) return Promise.reject(this.closedWith);
+  private acquire(signal: AbortSignal | undefined, priority: number): Promise<void> {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
+    try {
+      this.assertRoom();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.running < this.options.concurrency) {
       this.running += 1;
       return Promise.resolve();
-    }
-    if (this.queue.length >= this.options.queueLength) {
-      return Promise.reject(new AppError('OVERLOADED', { retryAfter: this.retryAfter() }));
     }
     return new Promise((resolve, reject) => {
       const onAbort = () => {
@@ -57,6 +69,7 @@ export class Limiter {
         reject(abortError(signal?.reason));
       };
       const waiter: Waiter = {
+        priority,
         start: () => {
           signal?.removeEventListener('abort', onAbort);
           this.running += 1;
@@ -68,7 +81,8 @@ export class Limiter {
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(waiter);
+      const behind = this.queue.findIndex((other) => other.priority > priority);
+      this.queue.splice(behind < 0 ? this.queue.length : behind, 0, waiter);
     });
   }
 

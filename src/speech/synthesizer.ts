@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { SentenceCache } from '../cache/sentence-cache.js';
 import type { Voice } from '../engines/voice.js';
 import type { EngineName, Speaker } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
@@ -20,6 +21,13 @@ import { timedWordsIn, type SpokenWord } from './words.js';
 /** Told of what synthesis sees that the HTTP layer cannot (metrics). */
 export interface SpeechObserver {
   engineFailed(engine: EngineName): void;
+  /** A sentence served by the sentence cache (hit: the engine was not called for it), or spoken for it (miss). */
+  sentenceCache(hit: boolean): void;
+}
+
+export interface SynthesizerOptions {
+  /** Sentences spoken before, reused when a voice says the same sentence again; none (or off): every sentence is spoken. */
+  sentenceCache?: SentenceCache;
 }
 
 export interface SpeakRequest {
@@ -29,6 +37,8 @@ export interface SpeakRequest {
   signal?: AbortSignal;
   /** Spoken this many times faster by the voice itself (only voices with `naturalSpeed`). */
   speed?: number;
+  /** Told, after each sentence, the part of the text spoken so far (0 to 1). */
+  onProgress?: (fraction: number) => void;
 }
 
 /**
@@ -52,6 +62,8 @@ export interface AudioRequest extends SpeakRequest {
   timestamps?: boolean;
   /** Bring the file to this integrated loudness in LUFS, its true peak under -1 dBTP; by default the voice's own level. */
   loudness?: number;
+  /** Publish under this name rather than a fresh one (a queued job's id). */
+  name?: string;
 }
 
 export interface AudioResult {
@@ -70,12 +82,16 @@ export interface StreamRequest extends SpeakRequest {
   sampleRate?: number;
 }
 
+/** The part of an audio job's progress that is speaking (the rest is encoding and measuring the file). */
+const SPEECH_SHARE = 0.9;
+
 /** Sentences synthesized at once for one request; the engine pool is shared with other requests. */
 const SENTENCES_IN_FLIGHT = 2;
 
 /** Text → speech → files in storage. Knows nothing of HTTP. */
 export class Synthesizer {
   private readonly encoders: WarmEncoders;
+  private readonly sentenceCache: SentenceCache | undefined;
 
   constructor(
     private readonly engines: Speaker,
@@ -84,8 +100,10 @@ export class Synthesizer {
     private readonly scratch: ScratchSpace,
     readonly limits: OutputLimits,
     private readonly observer?: SpeechObserver,
+    options: SynthesizerOptions = {},
   ) {
     this.encoders = new WarmEncoders(ffmpeg);
+    this.sentenceCache = options.sentenceCache?.enabled ? options.sentenceCache : undefined;
   }
 
   /** Stops the encoders kept ready for streams. */
@@ -118,19 +136,28 @@ export class Synthesizer {
    */
   async *speakInOrder(request: SpeakRequest, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
     const spans = splitSentences(request.text);
-    const budget = new OutputBudget(maxSeconds, spans.reduce((sum, span) => sum + span.text.length, 0));
+    const characters = spans.reduce((sum, span) => sum + span.text.length, 0);
+    const budget = new OutputBudget(maxSeconds, characters);
+    let spokenCharacters = 0;
     for await (const spoken of mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, (span) => this.speakSpan(request, span))) {
       budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length);
+      spokenCharacters += spoken.span.text.length;
+      request.onProgress?.(spokenCharacters / Math.max(1, characters));
       yield spoken;
     }
   }
 
   private async speakSpan(request: SpeakRequest, span: TextSpan): Promise<SpokenSpan> {
-    const options = { signal: request.signal, ...(request.speed === undefined ? {} : { speed: request.speed }) };
-    const chunk = await this.engines.synthesize(request.voice.id, span.text, options).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(request.voice.engine);
-      throw error;
-    });
+    const { voice, speed, signal } = request;
+    const synthesize = (engineSignal: AbortSignal | undefined) =>
+      this.engines.synthesize(voice.id, span.text, { signal: engineSignal, ...(speed === undefined ? {} : { speed }) }).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(voice.engine);
+        throw error;
+      });
+    if (!this.sentenceCache) return { ...(await synthesize(signal)), span };
+    const key = { voiceId: voice.id, engine: voice.engine, speed, text: span.text };
+    const { chunk, hit } = await this.sentenceCache.speak(key, synthesize, signal);
+    this.observer?.sentenceCache(hit);
     return { ...chunk, span };
   }
 
@@ -138,7 +165,9 @@ export class Synthesizer {
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
     const { spoken, tempo } = splitSpeed(request.voice, request.speed);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
-    const speech = await this.speak({ ...request, speed: spoken }, this.limits.audioSeconds * tempo, { edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+    const { onProgress } = request;
+    const speaking = { ...request, speed: spoken, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) };
+    const speech = await this.speak(speaking, this.limits.audioSeconds * tempo, { edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
     const published = await publishFiles(
       this.storage,
@@ -157,6 +186,7 @@ export class Synthesizer {
             { kind: 'captions', extension: 'srt', content: ({ cues }) => srtFile(cues ?? []) },
           ]
         : [],
+      request.name,
     );
     const { duration, words } = published.produced;
     const [vtt, srt] = published.companions;

@@ -1,12 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
-import { access, constants, mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { FILE_KINDS, type FileKind, type PendingFile, type Storage } from './storage.js';
+import { FILE_KINDS, randomName, type FileKind, type PendingFile, type Storage } from './storage.js';
+import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
 
 const TEMP_DIR = '.tmp';
-/** A temporary file this old was abandoned (no job lasts a day); younger ones may still be written. */
-const STALE_TEMP_MS = 24 * 3_600_000;
 
 /** Files in a local directory that this service, or any web server or CDN, serves as `baseUrl`. */
 export class LocalStorage implements Storage {
@@ -50,35 +48,32 @@ export class LocalStorage implements Storage {
   }
 
   newName(): string {
-    return randomBytes(16).toString('base64url');
+    return randomName();
   }
 
   async pending(kind: FileKind, name: string, extension: string): Promise<PendingFile> {
     const key = `${kind}/${name}.${extension}`;
-    const finalPath = path.join(this.root, key);
-    // Same file system as the final place, so the rename is atomic; the real extension stays last for ffmpeg.
-    const tempPath = path.join(this.root, TEMP_DIR, `${kind}-${name}.${randomBytes(4).toString('hex')}.${extension}`);
+    // Same file system as the final place, so the rename is atomic.
+    const tempPath = path.join(this.root, TEMP_DIR, tempFileName(kind, name, extension));
     await mkdir(path.dirname(tempPath), { recursive: true });
-    let settled = false;
-    return {
-      path: tempPath,
-      write: (content) => writeFile(tempPath, content),
-      commit: async () => {
-        settled = true;
-        const { size } = await stat(tempPath);
-        await rename(tempPath, finalPath);
-        return { key, url: this.urlOf(key), bytes: size };
-      },
-      discard: async () => {
-        if (settled) return;
-        settled = true;
-        await rm(tempPath, { force: true });
-      },
-    };
+    return pendingFile(tempPath, async () => {
+      const { size } = await stat(tempPath);
+      await rename(tempPath, path.join(this.root, key));
+      return { key, url: await this.urlOf(key), bytes: size };
+    });
   }
 
-  urlOf(key: string): string {
+  async urlOf(key: string): Promise<string> {
     return `${this.baseUrl}/${key}`;
+  }
+
+  /** Only a published file counts: not a temporary one, nothing outside the published folders. */
+  async exists(key: string): Promise<boolean> {
+    if (!this.isServable(key)) return false;
+    return stat(path.join(this.root, key)).then(
+      (info) => info.isFile(),
+      () => false,
+    );
   }
 
   async delete(key: string): Promise<void> {
@@ -97,19 +92,4 @@ export class LocalStorage implements Storage {
       () => false,
     );
   }
-}
-
-/** Removes the regular files in `folder` last written more than maxAgeMs ago; returns how many. */
-async function removeOlderThan(folder: string, maxAgeMs: number): Promise<number> {
-  const cutoff = Date.now() - maxAgeMs;
-  let removed = 0;
-  for (const name of await readdir(folder).catch(() => [] as string[])) {
-    const file = path.join(folder, name);
-    const info = await stat(file).catch(() => undefined);
-    if (info?.isFile() && info.mtimeMs < cutoff) {
-      await rm(file, { force: true });
-      removed += 1;
-    }
-  }
-  return removed;
 }

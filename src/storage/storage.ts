@@ -1,11 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
 export type FileKind = 'audio' | 'video' | 'captions';
 export const FILE_KINDS: readonly FileKind[] = ['audio', 'video', 'captions'];
 
 export interface StoredFile {
-  /** `<kind>/<name>.<ext>`, relative to the storage root. */
+  /** `<kind>/<name>.<ext>`, relative to the storage root (a bucket's key prefix left out). */
   key: string;
+  /** Where clients fetch it: public, or presigned for a while (a private bucket). */
   url: string;
   bytes: number;
 }
@@ -27,7 +29,10 @@ export interface Storage {
   /** A fresh name no one can guess (128 random bits); files of one job may share it. */
   newName(): string;
   pending(kind: FileKind, name: string, extension: string): Promise<PendingFile>;
-  urlOf(key: string): string;
+  /** Where a published file is fetched; asynchronous because a private bucket's URLs are signed. */
+  urlOf(key: string): Promise<string>;
+  /** Whether a published file is still there (a cache checks what it remembers, as retention may have removed it). */
+  exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Removes published files older than maxAgeMs; returns how many were removed. */
   sweep(maxAgeMs: number): Promise<number>;
@@ -35,6 +40,11 @@ export interface Storage {
   writable(): Promise<boolean>;
   /** The local folder files are written to, where there is one (its free space is watched). */
   readonly localDir?: string;
+}
+
+/** 128 random bits, URL-safe: a name no one can guess, for any backend. */
+export function randomName(): string {
+  return randomBytes(16).toString('base64url');
 }
 
 /** Storage could not take a file: the API's STORAGE_FAILED, whatever the backend's error. */
@@ -64,14 +74,18 @@ export interface Publication<T> {
  * path it is given (its failures pass through as they are); then the companions are written, committed first, and
  * the main file last, so that it never stands at its URL without them. On any failure nothing is left: pending
  * files are discarded and companions already published are deleted.
+ *
+ * `name`, by default a fresh one, lets a queued job publish under its own id, so that a run again after a crash
+ * replaces what the first run may have published instead of leaving a second copy.
  */
 export async function publishFiles<T>(
   storage: Storage,
   main: FileSpec,
   produce: (path: string) => Promise<T>,
   companions: ReadonlyArray<Companion<T>> = [],
+  name: string = storage.newName(),
 ): Promise<Publication<T>> {
-  const name = storage.newName();
+  assertFileName(name);
   const pending = await storage.pending(main.kind, name, main.extension).catch(storageFailed);
   const extras: PendingFile[] = [];
   try {
@@ -95,3 +109,7 @@ export async function publishFiles<T>(
   }
 }
 
+/** A name becomes part of a path and a URL: nothing that could leave its folder or need escaping. */
+function assertFileName(name: string): void {
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`Not a file name for storage: ${JSON.stringify(name)}`);
+}

@@ -32,6 +32,10 @@ export interface VideoRequest {
   loudness?: number | null;
   music?: Music;
   signal?: AbortSignal;
+  /** Publish under this name rather than a fresh one (a queued job's id). */
+  name?: string;
+  /** Told how far the video is, 0 to 1: the narration is most of the first half, the picture the rest. */
+  onProgress?: (fraction: number) => void;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
 }
@@ -56,6 +60,9 @@ export interface VideoMakerDeps {
   keyframeSeconds?: number;
 }
 
+/** The part of a video's progress that is its narration (measured: about half of a 60 s video's time). */
+const SPEECH_SHARE = 0.5;
+
 export class VideoMaker {
   private readonly synthesizer: Synthesizer;
 
@@ -71,7 +78,11 @@ export class VideoMaker {
   }
 
   async make(request: VideoRequest): Promise<VideoResult> {
-    const speech = await this.synthesizer.speak(request, this.synthesizer.limits.videoSeconds);
+    const { onProgress } = request;
+    const speech = await this.synthesizer.speak(
+      { ...request, onProgress: onProgress && ((fraction) => onProgress(fraction * SPEECH_SHARE)) },
+      this.synthesizer.limits.videoSeconds,
+    );
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look });
     const published = await publishFiles(
@@ -99,7 +110,9 @@ export class VideoMaker {
         return info.duration;
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
+      request.name,
     );
+    onProgress?.(1);
     const [vtt] = published.companions;
     if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
     return { video: published.file, captions: vtt, duration: published.produced, size };

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
 import { FILES_PREFIX, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
@@ -71,7 +72,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** API keys (Bearer) with a limit on refused ones per address, per-key rate limits and CORS. */
-async function accessPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
+async function accessPlugin(app: FastifyInstance, options: { config: Config; redis?: Redis }): Promise<void> {
   const { config } = options;
   const keyDigests = config.apiKeys.map(digest);
   if (keyDigests.length === 0) {
@@ -120,6 +121,8 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config }): 
       keyGenerator: clientId,
       errorResponseBuilder: (_request, context) =>
         new AppError('RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(context.ttl / 1000)) }),
+      // Several instances behind one balancer count together in Redis; a Redis that does not answer lets requests through.
+      ...(options.redis ? { redis: options.redis, nameSpace: `${config.queueName}:rate-limit:`, skipOnError: true } : {}),
     });
   }
 }

@@ -39,6 +39,18 @@ export class Metrics implements JobObserver, SpeechObserver {
     labelNames: ['engine'] as const,
     registers: [this.registry],
   });
+  readonly sentenceCacheRequests = new Counter({
+    name: 'voxreel_sentence_cache_requests_total',
+    help: 'Sentences looked up in the sentence cache: hit (the engine was not called) or miss.',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly requestCacheRequests = new Counter({
+    name: 'voxreel_cache_requests_total',
+    help: 'Requests looked up in the request cache by operation: hit (the earlier file returned) or miss.',
+    labelNames: ['operation', 'result'] as const,
+    registers: [this.registry],
+  });
   readonly streamsCut = new Counter({
     name: 'voxreel_streams_cut_total',
     help: 'Streamed responses that failed after their first byte (the client sees a cut-off body), by error code.',
@@ -46,8 +58,17 @@ export class Metrics implements JobObserver, SpeechObserver {
     registers: [this.registry],
   });
 
-  constructor(limiter: Limiter) {
+  /** `sentenceCache`: the cache whose size the gauge voxreel_sentence_cache_bytes reports (0 without one). */
+  constructor(limiter: Limiter, sources: { sentenceCache?: { readonly bytes: number } } = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'voxreel_' });
+    new Gauge({
+      name: 'voxreel_sentence_cache_bytes',
+      help: 'Estimated memory held by the sentence cache of this process.',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.sentenceCache?.bytes ?? 0);
+      },
+    });
     new Gauge({
       name: 'voxreel_queue_depth',
       help: 'Jobs waiting for a slot.',
@@ -72,6 +93,14 @@ export class Metrics implements JobObserver, SpeechObserver {
 
   engineFailed(engine: EngineName): void {
     this.engineFailures.inc({ engine });
+  }
+
+  sentenceCache(hit: boolean): void {
+    this.sentenceCacheRequests.inc({ result: hit ? 'hit' : 'miss' });
+  }
+
+  requestCache(operation: Operation, hit: boolean): void {
+    this.requestCacheRequests.inc({ operation, result: hit ? 'hit' : 'miss' });
   }
 
   streamCut(code: ErrorCode): void {

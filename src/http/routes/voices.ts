@@ -65,7 +65,7 @@ const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const voice = app.engines.findVoice(request.params.id);
       if (!voice) throw new AppError('NOT_FOUND', { message: `No voice has the id "${request.params.id.slice(0, 100)}"; GET /voices lists them.` });
-      const name = await previews.file(voice, (text, output) => {
+      const name = await previews.file(voice, async (text, output) => {
         const resolved = app.synthesizer.resolveVoice({ text, voice: voice.id });
         const client = { id: clientId(request), signal: NEVER_CANCELLED, characters: text.length };
         return app.jobs.run('tts', client, async (signal) => {

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkWebhookUrl } from '../jobs/webhooks.js';
+import type { JobOutcome, JobSpec } from '../jobs/spec.js';
+import { jobClient } from './job-client.js';
+import { cachedCost } from './pricing.js';
+
+/** Asked for with the body's `async`, or RFC 7240's `Prefer: respond-async`. */
+function wantsAsync(request: FastifyRequest, bodyAsync: boolean | undefined): boolean {
+  if (bodyAsync !== undefined) return bodyAsync;
+  const prefer = request.headers.prefer;
+  return (Array.isArray(prefer) ? prefer.join(',') : (prefer ?? '')).split(/[,;]/).some((token) => token.trim().toLowerCase() === 'respond-async');
+}
+
+export interface AnswerOptions {
+  async?: boolean;
+  webhook_url?: string;
+}
+
+/**
+ * How /tts and /tts-video answer, in one place: the request is checked before anything is queued; an identical
+ * earlier request whose file still exists is answered at once from the cache; otherwise the job is queued and
+ * either awaited (the seed's synchronous contract) or answered 202 with where to follow it.
+ */
+export async function answerJob(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, spec: JobSpec, answer: AnswerOptions) {
+  const voice = await app.executor.check(spec);
+  const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;
+  const cacheKey = app.results.keyOf(spec, voice);
+  const cached = await app.results.lookup(spec.operation, cacheKey);
+  if (cached) {
+    request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length }, 'answered from the cache');
+    // The earlier answer, as this request would have had it: its own spelling of the voice, its price for a hit.
+    const { voice: spelled, text } = spec.request;
+    return { ...cached.body, voice: spelled, characters: text.length, cost: cachedCost(cached.body.cost, app.config.cache.hitPriceFactor), cached: true };
+  }
+  // A webhook is only for a job that outlives its request.
+  const detached = webhookUrl !== undefined || wantsAsync(request, answer.async);
+  const job = await app.queue.submit(spec, { client: jobClient(request, spec.request.text.length), detached, webhookUrl, cacheKey });
+  if (detached) {
+    const statusUrl = `/jobs/${job.id}`;
+    request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');
+    return reply.code(202).header('location', statusUrl).send({ status: 'accepted' as const, id: job.id, statusUrl, state: 'queued' as const });
+  }
+  const outcome: JobOutcome = await job.outcome();
+  request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length, file: outcome.files[0] }, 'job done');
+  return { ...outcome.body, cached: false };
+}

@@ -1,0 +1,160 @@
+import type { AssetStore } from '../assets/store.js';
+import type { Config } from '../config.js';
+import type { Voice } from '../engines/voice.js';
+import { roundSeconds, ttsCost, videoCost } from '../http/pricing.js';
+import type { Synthesizer } from '../speech/synthesizer.js';
+import type { Background } from '../video/background.js';
+import type { VideoMaker } from '../video/maker.js';
+import type { BackgroundOption } from '../video/options.js';
+import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
+
+export interface ExecuteOptions {
+  signal: AbortSignal;
+  /** Publish under this name (a queued job's id: a re-run after a crash replaces rather than duplicates). */
+  name?: string;
+  /** Told how far the job is, 0 to 1. */
+  onProgress?: (fraction: number) => void;
+  onWarning?: (message: string, cause: unknown) => void;
+}
+
+/** The parts a job needs, wherever it runs (the API process, or a worker). */
+export interface ExecutorDeps {
+  synthesizer: Synthesizer;
+  maker: VideoMaker;
+  assets: AssetStore;
+  pricing: Config['pricing'];
+}
+
+/**
+ * Turns a job's request into its files and its answer: the one place `/tts` and `/tts-video` bodies are made, so
+ * a job run here, in another process, or read back later answers alike. Knows nothing of HTTP or queues.
+ */
+export class JobExecutor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** What the schema cannot check, before the job is queued (and again where it runs): the voice, drawable captions, assets. */
+  async check(spec: JobSpec): Promise<Voice> {
+    if (spec.operation === 'tts') return this.deps.synthesizer.resolveVoice(spec.request);
+    const voice = this.deps.maker.resolveVoice(videoJob(spec.request));
+    await this.videoInputs(spec.request);
+    return voice;
+  }
+
+  async execute(spec: JobSpec, options: ExecuteOptions): Promise<JobOutcome> {
+    return spec.operation === 'tts' ? this.speech(spec.request, options) : this.video(spec.request, options);
+  }
+
+  private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome> {
+    const { text, voice, format, speed, timestamps, loudness } = effectiveTts(request);
+    const resolved = this.deps.synthesizer.resolveVoice({ text, voice });
+    const result = await this.deps.synthesizer.renderAudio({
+      text,
+      voice: resolved,
+      encoding: format,
+      speed,
+      timestamps,
+      loudness: loudness === false ? undefined : loudness,
+      signal: options.signal,
+      name: options.name,
+      onProgress: options.onProgress,
+    });
+    const body = {
+      status: 'success' as const,
+      url: result.file.url,
+      duration: roundSeconds(result.duration),
+      cost: ttsCost(this.deps.pricing, text.length),
+      currency: this.deps.pricing.currency,
+      format,
+      voice,
+      characters: text.length,
+      bytes: result.file.bytes,
+      ...(result.words && result.captions
+        ? {
+            words: result.words.map((word) => ({
+              word: text.slice(word.offset, word.offset + word.length),
+              start: word.start,
+              end: word.end,
+              text_offset: word.offset,
+              text_length: word.length,
+            })),
+            captionsUrl: result.captions.vtt.url,
+            srtUrl: result.captions.srt.url,
+          }
+        : {}),
+    };
+    const files = [result.file.key, ...(result.captions ? [result.captions.vtt.key, result.captions.srt.key] : [])];
+    return { body, files };
+  }
+
+  private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome> {
+    const job = videoJob(request);
+    const resolved = this.deps.maker.resolveVoice(job);
+    const { background, music } = await this.videoInputs(request);
+    const result = await this.deps.maker.make({
+      ...job,
+      voice: resolved,
+      background,
+      music,
+      loudness: request.loudness === false ? null : request.loudness,
+      signal: options.signal,
+      name: options.name,
+      onProgress: options.onProgress,
+      onWarning: options.onWarning,
+    });
+    const body = {
+      status: 'success' as const,
+      url: result.video.url,
+      captionsUrl: result.captions.url,
+      duration: roundSeconds(result.duration),
+      cost: videoCost(this.deps.pricing, job.text.length, result.duration),
+      currency: this.deps.pricing.currency,
+      width: result.size.width,
+      height: result.size.height,
+      fps: job.fps,
+      frameRate: job.frameRate,
+      subtitles: job.subtitles,
+      voice: job.voice,
+      characters: job.text.length,
+      bytes: result.video.bytes,
+    };
+    return { body, files: [result.video.key, result.captions.key] };
+  }
+
+  /** The uploaded image and music a video uses, looked up (they may have expired since the request was checked). */
+  private async videoInputs(request: TtsVideoSpec): Promise<{ background?: Background; music?: { file: string; loudness?: number; volume?: number } }> {
+    const background = await backgroundOf(request.background, this.deps.assets);
+    const track = request.music && (await this.deps.assets.resolve(request.music.id, 'audio', 'music.id'));
+    const music = request.music && track ? { file: track.path, loudness: track.loudness, volume: request.music.volume } : undefined;
+    return { background, music };
+  }
+}
+
+/** A /tts request with every default filled in (the request cache keys on exactly this). */
+export function effectiveTts(request: TtsSpec) {
+  const { text, voice, format = 'mp3', speed = 1, timestamps = false, loudness = false } = request;
+  return { text, voice, format, speed, timestamps, loudness };
+}
+
+/** A /tts-video request as the renderer takes it, with every default filled in. */
+export function videoJob(request: TtsVideoSpec) {
+  const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request;
+  const { caption_style, font, caption_color, highlight_color, position, font_size } = request;
+  const look = { style: caption_style, family: font, textColour: hex(caption_color), highlightColour: hex(highlight_color), position, scale: font_size };
+  return { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
+}
+
+/** "#ffd23f" → "FFD23F", as the renderer takes colours. */
+function hex(colour: string | undefined): string | undefined {
+  return colour?.replace(/^#/, '').toUpperCase();
+}
+
+/** The request's background for the renderer; an image asset is looked up in the asset store. */
+async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore): Promise<Background | undefined> {
+  if (option === undefined) return undefined;
+  if (typeof option === 'string') return { type: 'color', color: hex(option) as string };
+  if ('gradient' in option) {
+    const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
+    return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
+  }
+  return { type: 'image', file: (await assets.resolve(option.image, 'image', 'background.image')).path };
+}

@@ -1,0 +1,138 @@
+import { AppError, cancelReason, isAppError } from '../errors.js';
+import type { FinishedJob } from './completion.js';
+import type { JobExecutor } from './executor.js';
+import type { JobRunner } from './job-runner.js';
+import { etaSeconds, newJobId, type JobError, type JobQueue, type JobState, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
+
+
+interface LocalJob {
+  id: string;
+  spec: JobSpec;
+  clientId: string;
+  priority: number;
+  /** Arrival order (times can tie within a millisecond). */
+  sequence: number;
+  state: JobState;
+  createdAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  progress: number;
+  error?: AppError;
+  outcome?: JobOutcome;
+  controller: AbortController;
+  done: Promise<JobOutcome>;
+  expiry?: NodeJS.Timeout;
+}
+
+/** The embedded queue: jobs run in this process through the job runner (its limiter, quotas and deadlines), kept in memory until they expire. */
+export class LocalJobQueue implements JobQueue {
+  private readonly jobs = new Map<string, LocalJob>();
+  private submitted = 0;
+
+  constructor(
+    private readonly runner: JobRunner,
+    private readonly executor: JobExecutor,
+    private readonly options: { retentionMs: number; onFinished?: (job: FinishedJob) => void; onWarning?: (message: string, cause: unknown) => void },
+  ) {}
+
+  async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
+    const id = newJobId();
+    const controller = new AbortController();
+    const signal = options.detached ? controller.signal : AbortSignal.any([controller.signal, options.client.signal]);
+    const job = { id, spec, clientId: options.client.id, priority: jobPriority(spec), sequence: this.submitted++, state: 'queued', createdAt: Date.now(), progress: 0, controller } as LocalJob;
+    const start = this.runner.admit(spec.operation, { ...options.client, signal }, job.priority);
+    const running = start((jobSignal) => {
+        job.state = 'running';
+        job.startedAt = Date.now();
+        return this.executor.execute(spec, {
+          signal: jobSignal,
+          onProgress: (fraction) => (job.progress = Math.round(fraction * 100)),
+          onWarning: this.options.onWarning,
+        });
+    });
+    job.done = running.then(
+      (outcome) => this.finish(job, options, outcome),
+      (error: unknown) => this.finish(job, options, undefined, error),
+    );
+    // A synchronous job is awaited by its request and forgotten; a detached one is kept to be read, and awaited by nobody.
+    if (options.detached) {
+      job.done.catch(() => undefined);
+      this.jobs.set(id, job);
+    }
+    return { id, outcome: () => job.done };
+  }
+
+  async get(id: string, clientId: string): Promise<JobView | undefined> {
+    const job = this.jobs.get(id);
+    return job && job.clientId === clientId ? this.view(job) : undefined;
+  }
+
+  async cancel(id: string, clientId: string): Promise<JobView | undefined> {
+    const job = this.jobs.get(id);
+    if (!job || job.clientId !== clientId) return undefined;
+    if (job.state === 'queued' || job.state === 'running') {
+      job.controller.abort(cancelReason('JOB_CANCELLED'));
+      await job.done.catch(() => undefined);
+    }
+    return this.view(job);
+  }
+
+  refuseNew(): void {
+    this.runner.refuseNew();
+  }
+
+  async close(): Promise<void> {
+    for (const job of this.jobs.values()) clearTimeout(job.expiry);
+    this.jobs.clear();
+  }
+
+  private finish(job: LocalJob, submitted: SubmitOptions, outcome?: JobOutcome, error?: unknown): JobOutcome {
+    job.finishedAt = Date.now();
+    job.expiry = setTimeout(() => this.jobs.delete(job.id), this.options.retentionMs);
+    job.expiry.unref();
+    if (outcome) {
+      job.state = 'succeeded';
+      job.progress = 100;
+      job.outcome = outcome;
+    } else {
+      job.error = isAppError(error) ? error : new AppError('INTERNAL_ERROR', { cause: error });
+      job.state = job.error.code === 'JOB_CANCELLED' ? 'cancelled' : 'failed';
+    }
+    this.options.onFinished?.({ spec: job.spec, view: this.view(job), outcome, cacheKey: submitted.cacheKey, webhookUrl: submitted.webhookUrl });
+    if (!outcome) throw job.error;
+    return outcome;
+  }
+
+  private view(job: LocalJob): JobView {
+    const base = {
+      id: job.id,
+      operation: job.spec.operation,
+      state: job.state,
+      createdAt: new Date(job.createdAt).toISOString(),
+      ...(job.startedAt ? { startedAt: new Date(job.startedAt).toISOString() } : {}),
+      ...(job.finishedAt ? { finishedAt: new Date(job.finishedAt).toISOString(), expiresAt: new Date(job.finishedAt + this.options.retentionMs).toISOString() } : {}),
+    };
+    const jobSeconds = this.runner.expectedSeconds(job.spec.operation);
+    if (job.state === 'queued') {
+      const ahead = [...this.jobs.values()].filter((other) => other.state === 'queued' && isAhead(other, job)).length;
+      const running = [...this.jobs.values()].filter((other) => other.state === 'running').length;
+      return { ...base, position: ahead, etaSeconds: etaSeconds(ahead, running, this.runner.concurrency, jobSeconds) };
+    }
+    if (job.state === 'running') {
+      const left = Math.max(1, Math.round(jobSeconds * (1 - job.progress / 100)));
+      return { ...base, progress: job.progress, etaSeconds: left };
+    }
+    if (job.state === 'succeeded') return { ...base, progress: 100, result: job.outcome?.body };
+    return { ...base, error: jobError(job.error as AppError) };
+  }
+}
+
+/** Whether `other` goes before `job` in the limiter's order (priority, then arrival). */
+function isAhead(other: LocalJob, job: LocalJob): boolean {
+  return other.priority < job.priority || (other.priority === job.priority && other.sequence < job.sequence);
+}
+
+export function jobError(error: AppError): JobError {
+  return { code: error.code, message: error.code === 'INTERNAL_ERROR' ? 'An unexpected error occurred.' : error.message, ...(error.field ? { field: error.field } : {}), ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
+}

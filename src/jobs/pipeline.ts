@@ -1,0 +1,43 @@
+import type { Redis } from 'ioredis';
+import { JobResults, type ResultCacheObserver } from '../cache/job-results.js';
+import { MemoryRequestCache, RedisRequestCache, type RequestCache } from '../cache/request-cache.js';
+import type { Config } from '../config.js';
+import type { Services } from '../services.js';
+import { JobCompletion } from './completion.js';
+import { JobExecutor } from './executor.js';
+import type { WebhookLogger } from './webhooks.js';
+
+/** How jobs run and what follows them, the same in the API process and in a worker. */
+export interface JobPipeline {
+  executor: JobExecutor;
+  results: JobResults;
+  completion: JobCompletion;
+}
+
+export function jobPipeline(
+  config: Config,
+  services: Services,
+  redis: Redis | undefined,
+  observer: ResultCacheObserver | undefined,
+  logger: WebhookLogger & { info(obj: object, msg: string): void },
+): JobPipeline {
+  const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, pricing: config.pricing });
+  const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), observer);
+  return { executor, results, completion: new JobCompletion(results, config.webhooks, logger) };
+}
+
+function requestCache(config: Config, redis: Redis | undefined): RequestCache | undefined {
+  if (config.cache.maxEntries === 0) return undefined;
+  return redis ? new RedisRequestCache(redis, config.queueName) : new MemoryRequestCache(config.cache.maxEntries);
+}
+
+/** Longest an answer is remembered when files are kept for ever: a Redis that holds the queue must not fill up (noeviction). */
+const MAX_RESULT_TTL_MS = 30 * 24 * 3_600_000;
+
+/** An answer is kept as long as its files (retention), and no longer than its presigned URLs work. */
+function resultTtlMs(config: Config): number {
+  // A margin under retention: a file answered from the cache is not swept a moment later.
+  const retention = config.retentionMs > 0 ? config.retentionMs * 0.9 : MAX_RESULT_TTL_MS;
+  const presigned = config.storage.kind === 's3' && config.storage.presignSeconds > 0 ? config.storage.presignSeconds * 1000 * 0.9 : Infinity;
+  return Math.min(retention, presigned);
+}

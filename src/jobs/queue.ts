@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import type { ErrorCode } from '../errors.js';
+import type { JobClient } from './job-runner.js';
+import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** An error as a job keeps it: enough to answer with the same body and status as a synchronous request. */
+export interface JobError {
+  code: ErrorCode;
+  message: string;
+  field?: string;
+  retryAfter?: number;
+}
+
+/** What GET /jobs/{id} shows (times in ISO 8601). */
+export interface JobView {
+  id: string;
+  operation: QueuedOperation;
+  state: JobState;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Queued: jobs ahead of this one. */
+  position?: number;
+  /** Queued or running: seconds until it is expected to finish, from measured job times. */
+  etaSeconds?: number;
+  /** Running: 0 to 100. */
+  progress?: number;
+  /** Succeeded: the body a synchronous request gets. */
+  result?: JobOutcome['body'];
+  /** Failed or cancelled. */
+  error?: JobError;
+  /** When the job and its result are forgotten. */
+  expiresAt?: string;
+}
+
+export interface SubmittedJob {
+  id: string;
+  /** The job's outcome once it has finished; a failed job throws its AppError. */
+  outcome(): Promise<JobOutcome>;
+}
+
+export interface SubmitOptions {
+  /** Its client: quota, and for a synchronous request its disconnect (which cancels the job). */
+  client: JobClient;
+  /** Asynchronous (202): the job outlives the request; synchronous: it is cancelled when the client goes. */
+  detached: boolean;
+  /** Told of the result, signed (async jobs only). */
+  webhookUrl?: string;
+  /** The request cache's key for this job: its outcome is remembered under it. */
+  cacheKey?: string;
+}
+
+/**
+ * Where jobs wait and run: in this process (no REDIS_URL), or in Redis for `voxreel worker` processes. Both keep
+ * the same promises: admission is decided at `submit` (a full queue or a client's quota refuses at once), every
+ * job keeps its deadline, and a job can be read, awaited and cancelled by id until it expires.
+ */
+export interface JobQueue {
+  /** Queues the job; throws OVERLOADED, RATE_LIMITED or SHUTTING_DOWN when it cannot be taken. */
+  submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob>;
+  /** The job as its client may see it, or undefined when unknown or expired (synchronous jobs are not kept). */
+  get(id: string, clientId: string): Promise<JobView | undefined>;
+  /** Cancels a queued or running job; returns its view after, or undefined when unknown. */
+  cancel(id: string, clientId: string): Promise<JobView | undefined>;
+  /** Refuses new jobs (shutdown). */
+  refuseNew(): void;
+  close(): Promise<void>;
+}
+
+/** A job id: 128 random bits, so knowing it is what lets a client read the job (with its API key, when keys are on). */
+export function newJobId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** Seconds until a job that has `ahead` jobs before it (those running included) finishes, at `concurrency` at once. */
+export function etaSeconds(ahead: number, running: number, concurrency: number, jobSeconds: number): number {
+  const rounds = Math.floor((ahead + running) / Math.max(1, concurrency)) + 1;
+  return Math.max(1, Math.round(rounds * jobSeconds));
+}

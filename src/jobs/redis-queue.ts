@@ -1,0 +1,249 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import { AppError, abortError, isAppError } from '../errors.js';
+import type { JobCompletion } from './completion.js';
+import type { ClientQuota } from './quota.js';
+import { connectRedis } from './redis-connection.js';
+import { etaSeconds, newJobId, type JobError, type JobQueue, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
+
+/** A job as it waits in Redis: what to do, for whom, and what its runs have established. */
+export interface QueuedJobData {
+  spec: JobSpec;
+  clientId: string;
+  timeoutMs: number;
+  webhookUrl?: string;
+  cacheKey?: string;
+  /** Set when a worker first starts it: a retry after a crash keeps this deadline. */
+  deadlineAt?: number;
+  /** Set as soon as its files are published: a run after that returns this instead of rendering again. */
+  published?: JobOutcome;
+}
+
+/** How a job ended, as its worker returns it (BullMQ's failures are kept for crashes and infrastructure). */
+export type QueuedJobResult = { ok: true; outcome: JobOutcome } | { ok: false; error: JobError };
+
+/** Runs of one job: the first, and one more after an infrastructure failure (a crashed worker counts as a stall instead). */
+export const JOB_ATTEMPTS = 2;
+
+/** Names of what the API processes and the workers share in Redis, from QUEUE_NAME. */
+export function queueKeys(queueName: string) {
+  return {
+    /** Where workers hear of cancelled running jobs. */
+    cancelChannel: `${queueName}:cancel`,
+    /** The measured seconds of a job per operation (a moving average the workers keep). */
+    jobSeconds: `${queueName}:job-seconds`,
+    /** Jobs cancelled before they ran: their view, until they expire. */
+    cancelled: (id: string) => `${queueName}:cancelled:${id}`,
+  };
+}
+
+export function queueOptions(config: Config) {
+  const age = Math.ceil(config.jobRetentionMs / 1000);
+  return {
+    attempts: JOB_ATTEMPTS,
+    backoff: { type: 'fixed', delay: 1000 },
+    removeOnComplete: { age },
+    removeOnFail: { age },
+  };
+}
+
+/** The view of a finished job, the same from the worker that ran it (for its webhook) and from any API process. */
+export function finishedView(job: Pick<Job, 'id' | 'timestamp' | 'processedOn' | 'finishedOn'>, operation: QueuedOperation, result: QueuedJobResult, retentionMs: number): JobView {
+  const finishedOn = job.finishedOn ?? Date.now();
+  const base = {
+    id: job.id as string,
+    operation,
+    createdAt: new Date(job.timestamp).toISOString(),
+    ...(job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {}),
+    finishedAt: new Date(finishedOn).toISOString(),
+    expiresAt: new Date(finishedOn + retentionMs).toISOString(),
+  };
+  if (result.ok) return { ...base, state: 'succeeded', progress: 100, result: result.outcome.body };
+  return { ...base, state: result.error.code === 'JOB_CANCELLED' ? 'cancelled' : 'failed', error: result.error };
+}
+
+export function toAppError(error: JobError): AppError {
+  return new AppError(error.code, { message: error.message, field: error.field, retryAfter: error.retryAfter });
+}
+
+/**
+ * Jobs in Redis (BullMQ), rendered by `voxreel worker` processes: this side queues them, waits for them, reads
+ * and cancels them. Jobs of every API process share one queue, so any instance can answer for any job.
+ */
+export class RedisJobQueue implements JobQueue {
+  private closed = false;
+  private readonly keys: ReturnType<typeof queueKeys>;
+
+  /** Quota releases of this process's jobs, by id, called when the job finishes wherever it ran. */
+  private readonly releases = new Map<string, () => void>();
+
+  private constructor(
+    private readonly config: Config,
+    private readonly redis: Redis,
+    private readonly queue: Queue<QueuedJobData, QueuedJobResult>,
+    private readonly events: QueueEvents,
+    private readonly options: RedisQueueOptions,
+  ) {
+    this.keys = queueKeys(config.queueName);
+    const release = ({ jobId }: { jobId: string }) => this.releaseQuota(jobId);
+    events.on('completed', release);
+    events.on('failed', release);
+  }
+
+  static async open(options: RedisQueueOptions): Promise<RedisJobQueue> {
+    const { config, redis } = options;
+    const queue = new Queue<QueuedJobData, QueuedJobResult>(config.queueName, { connection: redis });
+    const events = new QueueEvents(config.queueName, { connection: connectRedis(config.redisUrl as string) });
+    const onError = (err: Error) => options.log.error({ err }, 'Redis queue error');
+    queue.on('error', onError);
+    events.on('error', onError);
+    await events.waitUntilReady();
+    return new RedisJobQueue(config, redis, queue, events, options);
+  }
+
+  async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
+    if (this.closed) throw new AppError('SHUTTING_DOWN');
+    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed');
+    const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
+    if (waiting >= this.config.queueLength) {
+      throw new AppError('OVERLOADED', { retryAfter: await this.etaSeconds(spec.operation, waiting) });
+    }
+    // Per-client shares are kept by the process the client came to (README, Scaling out).
+    const release = this.options.quota?.admit(options.client.id, options.client.characters);
+    const id = newJobId();
+    const timeoutMs = spec.operation === 'tts' ? this.config.ttsTimeoutMs : this.config.videoTimeoutMs;
+    const data: QueuedJobData = { spec, clientId: options.client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey };
+    if (release) this.releases.set(id, release);
+    const job = await this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) }).catch((error: unknown) => {
+      this.releaseQuota(id);
+      throw error;
+    });
+    return { id, outcome: () => this.outcomeOf(job, options.detached ? undefined : options.client.signal) };
+  }
+
+  private releaseQuota(id: string): void {
+    this.releases.get(id)?.();
+    this.releases.delete(id);
+  }
+
+  /**
+   * Waits for the job; a synchronous client that goes away cancels it, as in the embedded queue. It waits no longer
+   * than a queue wait of VIDEO_TIMEOUT_MS plus the job's own deadline (no worker running must not hang a request).
+   */
+  private async outcomeOf(job: Job<QueuedJobData, QueuedJobResult>, signal: AbortSignal | undefined): Promise<JobOutcome> {
+    const waitMs = signal ? job.data.timeoutMs + this.config.videoTimeoutMs : undefined;
+    const finished = job.waitUntilFinished(this.events, waitMs).then(
+      (result: QueuedJobResult) => {
+        if (result.ok) return result.outcome;
+        throw toAppError(result.error);
+      },
+      async (error: unknown) => {
+        if (isAppError(error)) throw error;
+        if (error instanceof Error && /timed out before finishing/i.test(error.message)) {
+          await this.cancel(job.id as string, job.data.clientId).catch(() => undefined);
+          throw new AppError('JOB_TIMEOUT', { message: 'The job did not finish in time: it waited for a worker, then ran, for longer than its deadlines allow.' });
+        }
+        throw new AppError('INTERNAL_ERROR', { cause: error });
+      },
+    );
+    if (!signal) return finished;
+    return new Promise<JobOutcome>((resolve, reject) => {
+      const onAbort = () => {
+        reject(abortError(signal.reason));
+        void this.cancel(job.id as string, job.data.clientId).catch(() => undefined);
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      finished.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  async get(id: string, clientId: string): Promise<JobView | undefined> {
+    const job = await this.queue.getJob(id);
+    if (!job) return this.cancelledView(id, clientId);
+    if (job.data.clientId !== clientId) return undefined;
+    const operation = job.data.spec.operation;
+    const state = await job.getState();
+    if (state === 'completed') return finishedView(job, operation, job.returnvalue, this.config.jobRetentionMs);
+    if (state === 'failed') {
+      return finishedView(job, operation, { ok: false, error: { code: 'INTERNAL_ERROR', message: 'The job failed: its worker stopped or an internal error recurred.' } }, this.config.jobRetentionMs);
+    }
+    const base = { id, operation, createdAt: new Date(job.timestamp).toISOString() };
+    const jobSeconds = await this.jobSeconds(operation);
+    if (state === 'active') {
+      const progress = typeof job.progress === 'number' ? job.progress : 0;
+      const startedAt = job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {};
+      return { ...base, ...startedAt, state: 'running', progress, etaSeconds: Math.max(1, Math.round(jobSeconds * (1 - progress / 100))) };
+    }
+    if (state === 'unknown') return undefined;
+    const ahead = (await this.redis.zrank(this.queue.toKey('prioritized'), id)) ?? 0;
+    return { ...base, state: 'queued', position: ahead, etaSeconds: await this.etaSeconds(operation, ahead) };
+  }
+
+  async cancel(id: string, clientId: string, tries = 2): Promise<JobView | undefined> {
+    const job = await this.queue.getJob(id);
+    if (!job) return this.cancelledView(id, clientId);
+    if (job.data.clientId !== clientId) return undefined;
+    const state = await job.getState();
+    if (state === 'active') {
+      await this.redis.publish(this.keys.cancelChannel, id);
+      await job.waitUntilFinished(this.events, CANCEL_WAIT_MS).catch(() => undefined);
+    } else if (state !== 'completed' && state !== 'failed') {
+      // Not yet taken by a worker: removed from the queue (a worker that takes it meanwhile is told, as above).
+      const removed = await job.remove().then(
+        () => true,
+        () => false,
+      );
+      // A worker took it meanwhile: cancel it there (once more at most).
+      if (!removed) return tries > 1 ? this.cancel(id, clientId, tries - 1) : this.get(id, clientId);
+      this.releaseQuota(id);
+      const result: QueuedJobResult = { ok: false, error: { code: 'JOB_CANCELLED', message: new AppError('JOB_CANCELLED').message } };
+      const view = finishedView({ ...job, finishedOn: Date.now() }, job.data.spec.operation, result, this.config.jobRetentionMs);
+      await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
+      await this.options.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
+      return view;
+    }
+    return this.get(id, clientId);
+  }
+
+  private async cancelledView(id: string, clientId: string): Promise<JobView | undefined> {
+    const raw = await this.redis.get(this.keys.cancelled(id));
+    const record = raw ? (JSON.parse(raw) as { clientId: string; view: JobView }) : undefined;
+    return record?.clientId === clientId ? record.view : undefined;
+  }
+
+  /** The measured seconds of one job of this kind, as the workers keep it (2 s before any has run). */
+  private async jobSeconds(operation: QueuedOperation): Promise<number> {
+    const value = Number(await this.redis.hget(this.keys.jobSeconds, operation));
+    return Number.isFinite(value) && value > 0 ? value : 2;
+  }
+
+  private async etaSeconds(operation: QueuedOperation, ahead: number): Promise<number> {
+    const [running, workers, jobSeconds] = await Promise.all([this.queue.getActiveCount(), this.queue.getWorkersCount(), this.jobSeconds(operation)]);
+    return etaSeconds(ahead, running, Math.max(1, workers) * this.config.concurrency, jobSeconds);
+  }
+
+  refuseNew(): void {
+    this.closed = true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.events.close();
+    await this.queue.close();
+  }
+}
+
+export interface RedisQueueOptions {
+  config: Config;
+  redis: Redis;
+  log: { error(obj: object, msg: string): void };
+  /** Told of jobs that end here rather than in a worker (cancelled before they ran). */
+  completion: JobCompletion;
+  quota?: ClientQuota;
+}
+
+/** How long DELETE waits for a running job to stop before answering with its state. */
+const CANCEL_WAIT_MS = 5_000;

@@ -1,0 +1,102 @@
+import { AssetStore, type Gate } from './assets/store.js';
+import type { Config } from './config.js';
+import { createEngines, type EngineRegistry } from './engines/index.js';
+import { Ffmpeg } from './media/ffmpeg.js';
+import { tiedLauncher } from './media/process.js';
+import { resolveMediaTools, type MediaTools } from './media/tools.js';
+import { ScratchSpace } from './storage/scratch.js';
+import { LocalStorage } from './storage/local.js';
+import type { Storage } from './storage/storage.js';
+import type { SentenceCache } from './cache/sentence-cache.js';
+import { Synthesizer, type SpeechObserver } from './speech/synthesizer.js';
+import { SplicerCheck } from './video/h264/index.js';
+import { VideoMaker } from './video/maker.js';
+import { PICTURE } from './video/render.js';
+
+/** What a process may be given instead of what it would build (tests put in failing parts). */
+export interface ServiceDeps {
+  engines?: EngineRegistry;
+  tools?: MediaTools;
+  storage?: Storage;
+  /** The H.264 splicer's self-check; a test may put in one whose splicer fails. */
+  splicer?: SplicerCheck;
+}
+
+/**
+ * Everything that makes speech and videos, without HTTP: the API process and `voxreel worker` open the same set,
+ * so a job renders the same wherever it runs.
+ */
+export interface Services {
+  storage: Storage;
+  /** The storage when it is a local folder (the API serves it under /files). */
+  localStorage?: LocalStorage;
+  scratch: ScratchSpace;
+  engines: EngineRegistry;
+  ffmpeg: Ffmpeg;
+  synthesizer: Synthesizer;
+  splicer: SplicerCheck;
+  maker: VideoMaker;
+  assets: AssetStore;
+  /** Stops what was started here (engine hosts, warm encoders, the splicer's check, scratch space). */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  /** The work gate uploads' checks wait at (the API's limiter); workers do not take uploads. */
+  gate: Gate;
+  observer?: SpeechObserver;
+  /** Synthesized sentences kept for reuse; none by default. */
+  sentenceCache?: SentenceCache;
+  /** Whether this process owns the folders it opens (removes what an earlier one left half-written); a worker beside API processes does not. */
+  ownsFolders: boolean;
+}
+
+export async function openServices(config: Config, deps: ServiceDeps, options: ServiceOptions): Promise<Services> {
+  const closers: Array<() => Promise<void> | void> = [];
+  const localStorage = deps.storage || config.storage.kind !== 'local' ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
+  if (localStorage && options.ownsFolders) await localStorage.init();
+  const scratch = await ScratchSpace.open(config.scratchDir);
+  closers.push(() => scratch.close());
+  const storage = deps.storage ?? localStorage ?? (await openRemoteStorage(config, scratch));
+  const engines =
+    deps.engines ??
+    (await createEngines({
+      poolSize: config.concurrency,
+      tempDir: await scratch.shared('engines'),
+      festivalPath: config.paths.festival,
+      voicesDir: config.voicesDir,
+    }));
+  if (!deps.engines) closers.push(() => engines.close());
+  const tools = deps.tools ?? resolveMediaTools(config.paths);
+  // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
+  const ffmpeg = new Ffmpeg({ ...tools, ffmpeg: await tiedLauncher(tools.ffmpeg, await scratch.shared('bin')) });
+  const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, options.observer, { sentenceCache: options.sentenceCache });
+  closers.push(() => synthesizer.close());
+  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });
+  closers.push(() => splicer.close());
+  const maker = new VideoMaker({ synthesizer, ffmpeg, storage, splicer, scratch, keyframeSeconds: config.keyframeSeconds });
+  // A file stays for the longest job after it expires.
+  const { dir, retentionMs } = config.assets;
+  const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, options.gate);
+  if (options.ownsFolders) await assets.init();
+  return {
+    storage,
+    localStorage,
+    scratch,
+    engines,
+    ffmpeg,
+    synthesizer,
+    splicer,
+    maker,
+    assets,
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
+/** Storage that is not this machine's folder (STORAGE=s3). */
+async function openRemoteStorage(config: Config, scratch: ScratchSpace): Promise<Storage> {
+  const { openStorage } = await import('./storage/index.js');
+  return openStorage(config, await scratch.shared('uploads'));
+}
