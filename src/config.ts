@@ -116,7 +116,7 @@ export const EnvSchema = Type.Object({
     Type.String({ pattern: '^rediss?://', description: 'Redis: jobs go to a shared queue rendered by `voxreel worker` processes; rate limits, jobs and the cache are shared.' }),
   ),
   QUEUE_NAME: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_-]+$', default: 'voxreel', description: 'Name of the Redis queue (and prefix of its keys).' }),
-  JOB_RETENTION_HOURS: Type.Number({ minimum: 0.01, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
+  JOB_RETENTION_HOURS: Type.Number({ minimum: 0.0001, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, description: 'Key of the HMAC-SHA256 signature on webhook deliveries; webhooks are refused without it.' })),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'Allow webhooks to loopback, private and link-local addresses.' }),
   CACHE_MAX_ENTRIES: Type.Integer({ minimum: 0, default: 10_000, description: 'Identical requests remembered (their results); 0 turns the cache off.' }),

@@ -1,15 +1,10 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
-import { Limiter } from './jobs/limiter.js';
-import { jobPipeline } from './jobs/pipeline.js';
-import { connectRedis } from './jobs/redis-connection.js';
-import { RedisJobWorker } from './jobs/redis-worker.js';
 import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
 import { killAllChildren } from './media/process.js';
 import { resolveMediaTools } from './media/tools.js';
-import { openServices } from './services.js';
-import { SentenceCache } from './cache/sentence-cache.js';
+import { openWorker } from './worker-app.js';
 
 /**
  * `voxreel worker`: renders jobs from the Redis queue that API processes (with the same REDIS_URL, storage and
@@ -40,23 +35,12 @@ const log = pino({
   ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
 });
 process.once('exit', killAllChildren);
-// A worker takes no uploads, so nothing waits at this gate; the folders belong to the API processes.
-const gate = new Limiter({ concurrency: config.concurrency, queueLength: 0 });
-const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
-const services = await openServices(config, {}, { gate, sentenceCache, ownsFolders: false });
-const splicer = await services.splicer.run();
-if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
-const redis = connectRedis(config.redisUrl);
-const pipeline = jobPipeline(config, services, redis, undefined, log);
-const worker = await RedisJobWorker.start({ config, pipeline, redis, log });
+const worker = await openWorker({ ...config, redisUrl: config.redisUrl }, log);
 
 closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'closing after an error');
   else log.info({ signal }, 'closing');
   await worker.close(Math.max(0, config.shutdownGraceMs - 1000));
-  await pipeline.completion.close();
-  await services.close();
-  await redis.quit().catch(() => undefined);
 });
 
-log.info({ queue: config.queueName, concurrency: config.concurrency, voices: services.engines.listVoices().length }, 'voxreel worker ready');
+log.info({ queue: config.queueName, concurrency: config.concurrency, voices: worker.voices }, 'voxreel worker ready');

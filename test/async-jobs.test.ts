@@ -199,3 +199,16 @@ describe('webhooks to private addresses', () => {
     }
   });
 });
+
+describe('job expiry', () => {
+  // About a second.
+  const test = useTestApp({ JOB_RETENTION_HOURS: '0.0003', CACHE_MAX_ENTRIES: '0' });
+
+  it('forgets a finished job JOB_RETENTION_HOURS after it finished', async () => {
+    const id = await submit(test.app, '/tts', { text: 'Soon forgotten.', voice: VOICE, async: true });
+    const { final } = await settle(test.app, id);
+    expect(Date.parse((final as unknown as { expiresAt: string }).expiresAt)).toBeGreaterThan(Date.now());
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    expect((await test.app.inject({ method: 'GET', url: `/jobs/${id}` })).statusCode).toBe(404);
+  });
+});

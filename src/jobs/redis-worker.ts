@@ -9,6 +9,12 @@ import { connectRedis } from './redis-connection.js';
 import { finishedView, JOB_ATTEMPTS, queueKeys, type QueuedJobData, type QueuedJobResult } from './redis-queue.js';
 import type { JobOutcome } from './spec.js';
 
+export interface WorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 /** Failures of the machine rather than of the request: run again (elsewhere) while attempts are left. */
 const RETRIED: ReadonlySet<ErrorCode> = new Set(['INTERNAL_ERROR', 'STORAGE_FAILED']);
 /**
@@ -19,11 +25,6 @@ const LOCK_MS = 10_000;
 /** Weight of the newest job in the shared moving average of job times. */
 const AVERAGE_WEIGHT = 0.2;
 
-interface WorkerLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 /**
  * A `voxreel worker`: takes jobs from the Redis queue (short speech first), `CONCURRENCY` at once, and runs them

@@ -1,0 +1,35 @@
+import type { Config } from './config.js';
+import { SentenceCache } from './cache/sentence-cache.js';
+import { Limiter } from './jobs/limiter.js';
+import { jobPipeline } from './jobs/pipeline.js';
+import { connectRedis } from './jobs/redis-connection.js';
+import { RedisJobWorker, type WorkerLog } from './jobs/redis-worker.js';
+import { openServices, type ServiceDeps } from './services.js';
+
+export interface RunningWorker {
+  voices: number;
+  /** Stops taking jobs; running ones get `graceMs`, then go back to the queue. Then everything is closed. */
+  close(graceMs: number): Promise<void>;
+}
+
+/** Everything a `voxreel worker` runs, for its entry point and for tests: the services, the pipeline, the queue's consumer. */
+export async function openWorker(config: Config & { redisUrl: string }, log: WorkerLog, deps: ServiceDeps = {}): Promise<RunningWorker> {
+  // A worker takes no uploads, so nothing waits at this gate; the folders belong to the API processes.
+  const gate = new Limiter({ concurrency: config.concurrency, queueLength: 0 });
+  const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
+  const services = await openServices(config, deps, { gate, sentenceCache, ownsFolders: false });
+  const splicer = await services.splicer.run();
+  if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
+  const redis = connectRedis(config.redisUrl);
+  const pipeline = jobPipeline(config, services, redis, undefined, log);
+  const worker = await RedisJobWorker.start({ config, pipeline, redis, log });
+  return {
+    voices: services.engines.listVoices().length,
+    close: async (graceMs) => {
+      await worker.close(graceMs);
+      await pipeline.completion.close();
+      await services.close();
+      await redis.quit().catch(() => undefined);
+    },
+  };
+}
