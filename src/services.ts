@@ -47,14 +47,17 @@ export interface ServiceOptions {
   observer?: SpeechObserver;
   /** Synthesized sentences kept for reuse; none by default. */
   sentenceCache?: SentenceCache;
-  /** Whether this process owns the folders it opens (removes what an earlier one left half-written); a worker beside API processes does not. */
+  /**
+   * Whether this process alone writes the folders it opens, so that it may remove at start what an earlier one left
+   * half-written; processes that share them (REDIS_URL) leave that to the retention sweeps.
+   */
   ownsFolders: boolean;
 }
 
 export async function openServices(config: Config, deps: ServiceDeps, options: ServiceOptions): Promise<Services> {
   const closers: Array<() => Promise<void> | void> = [];
   const localStorage = deps.storage || config.storage.kind !== 'local' ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
-  if (localStorage && options.ownsFolders) await localStorage.init();
+  await localStorage?.init(options.ownsFolders);
   const scratch = await ScratchSpace.open(config.scratchDir);
   closers.push(() => scratch.close());
   const storage = deps.storage ?? localStorage ?? (await openRemoteStorage(config, scratch));
@@ -78,7 +81,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   // A file stays for the longest job after it expires.
   const { dir, retentionMs } = config.assets;
   const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, options.gate);
-  if (options.ownsFolders) await assets.init();
+  await assets.init(options.ownsFolders);
   return {
     storage,
     localStorage,

@@ -90,10 +90,10 @@ export class AssetStore {
   }
 
   /** Creates the folder and removes what an earlier process left half-received (one process per folder, as for OUTPUT_DIR). */
-  async init(): Promise<void> {
+  async init(clearTemp = true): Promise<void> {
     await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
-    await rm(this.tempDir, { recursive: true, force: true });
-    await mkdir(this.tempDir, { mode: 0o700 });
+    if (clearTemp) await rm(this.tempDir, { recursive: true, force: true });
+    await mkdir(this.tempDir, { recursive: true, mode: 0o700 });
   }
 
   /**

@@ -87,7 +87,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
   const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
   const metrics = new Metrics(limiter, { sentenceCache });
-  const services = await openServices(config, deps, { gate: limiter, observer: metrics, sentenceCache, ownsFolders: true });
+  const services = await openServices(config, deps, { gate: limiter, observer: metrics, sentenceCache, ownsFolders: !config.redisUrl });
   const { storage, localStorage, engines, splicer } = services;
   app.addHook('onClose', async () => services.close());
   app.decorate('config', config);

@@ -95,8 +95,8 @@ export class VoicePreviews {
   constructor(readonly dir: string) {}
 
   /** Creates the folder and removes what an earlier process left half-written. */
-  async init(): Promise<void> {
-    await rm(path.join(this.dir, TEMP_DIR), { recursive: true, force: true });
+  async init(clearTemp = true): Promise<void> {
+    if (clearTemp) await rm(path.join(this.dir, TEMP_DIR), { recursive: true, force: true });
     await mkdir(path.join(this.dir, TEMP_DIR), { recursive: true });
   }
 

@@ -22,8 +22,8 @@ export class LocalStorage implements Storage {
   private realRoot: string;
 
   /** Creates the folders and removes temporary files an earlier process left behind (one process per OUTPUT_DIR). */
-  async init(): Promise<void> {
-    await rm(path.join(this.root, TEMP_DIR), { recursive: true, force: true });
+  async init(clearTemp = true): Promise<void> {
+    if (clearTemp) await rm(path.join(this.root, TEMP_DIR), { recursive: true, force: true });
     await Promise.all([TEMP_DIR, ...FILE_KINDS].map((dir) => mkdir(path.join(this.root, dir), { recursive: true })));
     this.realRoot = await realpath(this.root);
   }

@@ -21,7 +21,7 @@ function previewUrl(request: FastifyRequest, voiceId: string): string {
 
 const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const previews = new VoicePreviews(path.join(app.config.outputDir, 'previews'));
-  await previews.init();
+  await previews.init(!app.config.redisUrl);
   // Only for reply.sendFile (ETag, Last-Modified, ranges, conditional requests): nothing here is served by path.
   await app.register(fastifyStatic, { root: previews.dir, serve: false, dotfiles: 'deny', maxAge: PREVIEW_MAX_AGE });
 
