@@ -127,6 +127,7 @@ describe('jobs queued in Redis', () => {
   }, 90_000);
 
   it('a synchronous request waits for its worker and answers the seed contract; a job past its deadline fails with JOB_TIMEOUT, once', async () => {
+    expect((await api.app.inject({ method: 'GET', url: '/readyz' })).json().checks).toMatchObject({ redis: true });
     await startWorker();
     const sync = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Hello from a worker.', voice: VOICE } });
     expect(sync.statusCode, sync.body).toBe(200);

@@ -284,4 +284,25 @@ describe('the service on S3 storage', () => {
       await t.close();
     }
   });
+
+  it('answers a cached request on a private bucket with freshly presigned URLs', async () => {
+    const storage = s3Storage({ prefix: 'private/', presignSeconds: 600 });
+    const t = await buildTestApp({}, { storage });
+    try {
+      const payload = { text: 'Signed again when cached.', voice: 'espeak-ng:en-us', timestamps: true };
+      const first = (await t.app.inject({ method: 'POST', url: '/tts', payload })).json<TtsResponse & { cached: boolean }>();
+      // Signatures carry the second they were made.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const again = (await t.app.inject({ method: 'POST', url: '/tts', payload })).json<TtsResponse & { cached: boolean }>();
+      expect(again.cached).toBe(true);
+      for (const field of ['url', 'captionsUrl', 'srtUrl'] as const) {
+        const [before, after] = [new URL(first[field] ?? ''), new URL(again[field] ?? '')];
+        expect(after.pathname).toBe(before.pathname);
+        expect(after.searchParams.get('X-Amz-Date')).not.toBe(before.searchParams.get('X-Amz-Date'));
+        expect((await fetch(after)).status).toBe(200);
+      }
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { Redis } from 'ioredis';
 
 const Health = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.Boolean())) });
 
@@ -14,7 +15,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['operations'],
-        summary: 'Ready: voices, ffmpeg, writable storage and free disk space; the H.264 splicer is reported but not required',
+        summary: 'Ready: voices, ffmpeg, writable storage, free disk space and (with REDIS_URL) Redis; the H.264 splicer is reported but not required',
         response: { 200: Health, 503: Health },
       },
     },
@@ -24,6 +25,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ffmpeg: await app.ffmpeg.available(),
         outputWritable: await app.storage.writable(),
         diskSpace: await enoughSpace([app.storage.localDir, app.scratch.dir], app.config.minFreeDiskBytes),
+        ...(app.redis ? { redis: await answers(app.redis) } : {}),
       };
       // Shown but not required: when the splicer fails its start-up self-check, videos are rendered the plain way,
       // slower but the same, so the service is still ready. False too while the check is still running.
@@ -33,6 +35,15 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** How long Redis has to answer a readiness PING. */
+const REDIS_PING_MS = 1000;
+
+/** Whether Redis answers a PING in time (the queue, limits and cache all live there). */
+async function answers(redis: Redis): Promise<boolean> {
+  const timeout = new Promise<boolean>((resolve) => setTimeout(resolve, REDIS_PING_MS, false).unref());
+  return Promise.race([redis.ping().then((reply) => reply === 'PONG', () => false), timeout]);
+}
 
 /** Whether every folder's file system has at least `minimum` bytes free (a folder that cannot be asked counts as full). */
 async function enoughSpace(folders: ReadonlyArray<string | undefined>, minimum: number): Promise<boolean> {
