@@ -140,6 +140,8 @@ export interface Config {
   host: string;
   /** Public base URL of OUTPUT_DIR, without a trailing slash. */
   cdnUrl: string;
+  /** Whether CDN_URL was given (else it is this process's own address). */
+  cdnUrlGiven: boolean;
   /** Absolute path of the directory generated files are written to. */
   outputDir: string;
   logLevel: string;
@@ -216,6 +218,24 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** `make()`, or what `fail` makes of its error (start-up code: a value or the end of the process). */
+export function attempt<T>(make: () => T, fail: (error: unknown) => never): T {
+  try {
+    return make();
+  } catch (error) {
+    return fail(error);
+  }
+}
+
+/** A setting the service cannot start with: its message names the variable and says why, on one line. */
+export function exitOnConfigError(program: string) {
+  return (error: unknown): never => {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`${program}: ${error.message}`);
+    process.exit(1);
+  };
+}
+
 /** Parses the environment once; any bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = Object.keys(EnvSchema.properties);
@@ -239,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: parsed.PORT,
     host: parsed.HOST,
     cdnUrl: (parsed.CDN_URL ?? defaultCdnUrl).replace(/\/+$/, ''),
+    cdnUrlGiven: parsed.CDN_URL !== undefined,
     outputDir: path.resolve(parsed.OUTPUT_DIR),
     logLevel: parsed.LOG_LEVEL,
     pricing: {

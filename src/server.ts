@@ -1,18 +1,11 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './http/app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { attempt, exitOnConfigError, loadConfig } from './config.js';
 import { killAllChildren } from './media/process.js';
 import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
 import { resolveMediaTools } from './media/tools.js';
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`voxreel: ${error.message}`);
-  process.exit(1);
-}
+const config = attempt(() => loadConfig(), exitOnConfigError('voxreel'));
 
 // Fail fast, in one line naming the fix, rather than report ready and answer every request with 502.
 const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
@@ -26,7 +19,7 @@ const app = await buildApp(config, {
     level: config.logLevel,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
   },
-});
+}).catch(exitOnConfigError('voxreel'));
 
 process.once('exit', killAllChildren);
 /** Time left, at the end of the grace period, for stopped jobs to answer before the process exits. */

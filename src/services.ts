@@ -98,8 +98,12 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   };
 }
 
-/** Storage that is not this machine's folder (STORAGE=s3). */
+/**
+ * A bucket (STORAGE=s3): files are written first in scratch space (a crash's leftovers there go at the next start).
+ * Imported only then: the AWS SDK is large, and warns about Node versions at import.
+ */
 async function openRemoteStorage(config: Config, scratch: ScratchSpace): Promise<Storage> {
-  const { openStorage } = await import('./storage/index.js');
-  return openStorage(config, await scratch.shared('uploads'));
+  if (config.storage.kind !== 's3') throw new Error(`no remote storage for STORAGE=${config.storage.kind}`);
+  const { S3Storage } = await import('./storage/s3.js');
+  return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: await scratch.shared('uploads') });
 }

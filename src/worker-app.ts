@@ -2,7 +2,7 @@ import type { Config } from './config.js';
 import { SentenceCache } from './cache/sentence-cache.js';
 import { Limiter } from './jobs/limiter.js';
 import { jobPipeline } from './jobs/pipeline.js';
-import { connectRedis } from './jobs/redis-connection.js';
+import { closeRedis, connectStateRedis, untilReachable } from './jobs/redis-connection.js';
 import { RedisJobWorker, type WorkerLog } from './jobs/redis-worker.js';
 import { openServices, type ServiceDeps } from './services.js';
 
@@ -20,7 +20,8 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
   const services = await openServices(config, deps, { gate, sentenceCache, ownsFolders: false });
   const splicer = await services.splicer.run();
   if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
-  const redis = connectRedis(config.redisUrl);
+  const redis = connectStateRedis(config.redisUrl, log);
+  await untilReachable(redis, config.redisUrl);
   const pipeline = jobPipeline(config, services, redis, undefined, log);
   const worker = await RedisJobWorker.start({ config, pipeline, redis, log });
   return {
@@ -29,7 +30,7 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
       await worker.close(graceMs);
       await pipeline.completion.close();
       await services.close();
-      await redis.quit().catch(() => undefined);
+      await closeRedis(redis);
     },
   };
 }

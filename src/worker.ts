@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config.js';
+import { attempt, ConfigError, exitOnConfigError, loadConfig, type Config } from './config.js';
 import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
 import { killAllChildren } from './media/process.js';
 import { resolveMediaTools } from './media/tools.js';
@@ -10,19 +10,18 @@ import { openWorker } from './worker-app.js';
  * `voxreel worker`: renders jobs from the Redis queue that API processes (with the same REDIS_URL, storage and
  * ASSETS_DIR) fill. Any number may run, on any machine; each runs CONCURRENCY jobs at once.
  */
-let config;
-try {
-  config = loadConfig();
-  if (!config.redisUrl) throw new ConfigError('REDIS_URL is required by `voxreel worker`: the queue it takes jobs from.');
+function workerConfig(): Config & { redisUrl: string } {
+  const config = loadConfig();
+  const { redisUrl } = config;
+  if (!redisUrl) throw new ConfigError('REDIS_URL is required by `voxreel worker`: the queue it takes jobs from.');
   // The URLs a worker writes into answers must be the ones clients fetch from, not this process's own port.
-  if (!process.env.CDN_URL && config.storage.kind === 'local') {
+  if (!config.cdnUrlGiven && config.storage.kind === 'local') {
     throw new ConfigError('CDN_URL is required by `voxreel worker` with local storage: the address clients fetch OUTPUT_DIR from (the API serves it under /files).');
   }
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`voxreel worker: ${error.message}`);
-  process.exit(1);
+  return { ...config, redisUrl };
 }
+
+const config = attempt(workerConfig, exitOnConfigError('voxreel worker'));
 
 const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
 if (mediaProblems.length > 0) {
@@ -35,7 +34,7 @@ const log = pino({
   ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
 });
 process.once('exit', killAllChildren);
-const worker = await openWorker({ ...config, redisUrl: config.redisUrl }, log);
+const worker = await openWorker(config, log).catch(exitOnConfigError('voxreel worker'));
 
 closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'closing after an error');

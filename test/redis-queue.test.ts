@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,8 @@ import { loadConfig } from '../src/config.js';
 import { verifyWebhookSignature } from '../src/jobs/webhooks.js';
 import { openWorker, type RunningWorker } from '../src/worker-app.js';
 import { buildTestApp, type TestApp } from './helpers.js';
-import { useRedis } from './redis-server.js';
+import { freePort, startRedis, useRedis } from './redis-server.js';
+import { useTempDir } from './temp-dir.js';
 
 const VOICE = 'espeak-ng:en-us';
 const SECRET = 'a-webhook-secret-for-tests';
@@ -95,7 +97,7 @@ describe('jobs queued in Redis', () => {
     throw new Error(`job ${id} did not finish`);
   }
 
-  it('keeps jobs queued with their position, refuses one more than QUEUE_LENGTH with 503 and Retry-After, cancels a queued one (webhook told), then runs speech before videos', async () => {
+  it('keeps jobs queued with their position, refuses one more than QUEUE_LENGTH with 503 and Retry-After, cancels a queued one, then runs speech before videos', async () => {
     const firstVideo = await submit('/tts-video', { text: 'The first video in line.', voice: VOICE, resolution: '720p' });
     const secondVideo = await submit('/tts-video', { text: 'The second video in line.', voice: VOICE, resolution: '720p' });
     const speech = await submit('/tts', { text: 'Speech goes first.', voice: VOICE });
@@ -156,7 +158,42 @@ describe('jobs queued in Redis', () => {
       expect(verifyWebhookSignature(SECRET, String(headers['voxreel-signature']), body)).toBe(true);
       return JSON.parse(body) as { event: string; job: JobStatus };
     });
-    expect(events.find((event) => event.job.id === cancelled)).toMatchObject({ event: 'job.failed', job: { state: 'cancelled' } });
+    expect(events.find((event) => event.job.id === cancelled)).toMatchObject({ event: 'job.cancelled', job: { state: 'cancelled' } });
     expect(events.find((event) => event.job.id === id)).toMatchObject({ event: 'job.succeeded', job: { state: 'succeeded', result: { url: finished.result?.url } } });
   }, 60_000);
+});
+
+describe('when Redis goes away', () => {
+  const useless = useTempDir('voxreel-no-redis-');
+  it('answers 503 instead of hanging: /readyz says why, queueing is refused, limits let requests through', async () => {
+    const redis = await startRedis();
+    const api = await buildTestApp({ REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', RATE_LIMIT_MAX: '100' });
+    try {
+      expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await redis.stop();
+      const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.redis).toBe(false);
+      const started = Date.now();
+      const refused = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Nowhere to go.', voice: VOICE } });
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json().error.code).toBe('OVERLOADED');
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await api.app.inject({ method: 'GET', url: '/voices?language=en' })).statusCode).toBe(200);
+    } finally {
+      await api.close();
+    }
+  }, 30_000);
+
+  it('stops at start with one line naming REDIS_URL when Redis does not answer', async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, OUTPUT_DIR: useless, LOG_LEVEL: 'silent' },
+    });
+    let stderr = '';
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(server, 'exit')) as [number];
+    expect(code).toBe(1);
+    expect(stderr.trim()).toMatch(/^voxreel: Redis at REDIS_URL \(redis:\/\/127\.0\.0\.1:\d+\) did not answer within 10 s$/);
+  }, 30_000);
 });

@@ -42,12 +42,13 @@ describe('the request cache', () => {
     expect((await test.fetchFile(remade.url)).statusCode).toBe(200);
   });
 
-  it('caches videos with their captions, and an async request for a cached result answers at once', async () => {
+  it('caches videos with their captions; an async request for a cached result is a job done at once', async () => {
     const body = { text: 'A cached video.', voice: VOICE, resolution: '720p', aspect_ratio: '1:1' };
     const first = (await test.app.inject({ method: 'POST', url: '/tts-video', payload: body })).json();
     const again = await test.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, async: true } });
-    expect(again.statusCode).toBe(200);
-    expect(again.json()).toMatchObject({ cached: true, url: first.url, captionsUrl: first.captionsUrl });
+    expect(again.statusCode).toBe(202);
+    const job = (await test.app.inject({ method: 'GET', url: again.headers.location as string })).json();
+    expect(job).toMatchObject({ state: 'succeeded', result: { cached: true, url: first.url, captionsUrl: first.captionsUrl } });
     const otherLook = (await test.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, caption_style: 'bold' } })).json();
     expect(otherLook.cached).toBe(false);
   });

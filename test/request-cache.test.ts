@@ -177,6 +177,18 @@ describe('RedisRequestCache', () => {
     expect(await redis.exists('voxreel-test:cache:damaged')).toBe(0);
   });
 
+  it('keeps at most maxEntries, dropping the oldest', async () => {
+    const bounded = new RedisRequestCache(redis, 'voxreel-bounded', 3);
+    for (const key of ['a', 'b', 'c', 'd', 'e']) {
+      await bounded.set(key, RESULT, 60_000);
+      await delay(2);
+    }
+    expect(await bounded.get('a')).toBeUndefined();
+    expect(await bounded.get('b')).toBeUndefined();
+    for (const key of ['c', 'd', 'e']) expect(await bounded.get(key)).toEqual(RESULT);
+    expect(await redis.zcard('voxreel-bounded:cache-index')).toBe(3);
+  });
+
   it('is shared: another client with the same prefix sees the entry, one with another prefix does not', async () => {
     const other = new Redis(redisServer.url);
     try {

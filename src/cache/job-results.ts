@@ -1,14 +1,17 @@
 import type { Voice } from '../engines/voice.js';
-import { effectiveTts, videoJob } from '../jobs/executor.js';
+import { FILE_KINDS } from '../storage/storage.js';
+import { effectiveTts, effectiveVideo } from '../jobs/executor.js';
 import type { JobOutcome, JobSpec, QueuedOperation } from '../jobs/spec.js';
 import { lookupCached, requestCacheKey, type RequestCache } from './request-cache.js';
 
-/** Whether a URL names this storage key as its path's end (a presigned URL's query after it). */
-function pointsAt(url: string, key: string): boolean {
+/** The storage key (`<kind>/<name>.<ext>`) a file URL of ours points at, whatever comes before it (CDN_URL, a prefix) or after (a signature). */
+function keyOfUrl(value: string): string | undefined {
+  if (!/^https?:\/\//.test(value)) return undefined;
   try {
-    return decodeURIComponent(new URL(url).pathname).endsWith(`/${key}`);
+    const [kind, name] = new URL(value).pathname.split('/').slice(-2).map(decodeURIComponent);
+    return kind && name && (FILE_KINDS as readonly string[]).includes(kind) ? `${kind}/${name}` : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -32,7 +35,7 @@ export class JobResults {
   /** The cache key of a checked job: the request with every default filled in, the voice and its engine. */
   keyOf(spec: JobSpec, voice: Voice): string | undefined {
     if (!this.cache) return undefined;
-    const effective = spec.operation === 'tts' ? effectiveTts(spec.request) : { ...spec.request, ...videoJob(spec.request), loudness: spec.request.loudness ?? -14 };
+    const effective = spec.operation === 'tts' ? effectiveTts(spec.request) : effectiveVideo(spec.request);
     return requestCacheKey(spec.operation, effective, voice);
   }
 
@@ -40,19 +43,20 @@ export class JobResults {
     if (!this.cache || key === undefined) return undefined;
     const found = await lookupCached(this.cache, this.storage, key).catch(() => undefined);
     this.observer?.requestCache(operation, found !== undefined);
-    return found && { body: await this.freshUrls(found.body as JobOutcome['body'], found.files), files: found.files };
+    return found && { body: await this.freshUrls(found.body as JobOutcome['body']), files: found.files };
   }
 
-  /** The body with each file's URL made again: a presigned one may be near its expiry, a public one comes out the same. */
-  private async freshUrls(body: JobOutcome['body'], files: readonly string[]): Promise<JobOutcome['body']> {
-    const fresh = { ...body };
-    for (const file of files) {
-      const url = await this.storage.urlOf(file);
-      for (const [field, value] of Object.entries(fresh)) {
-        if (typeof value === 'string' && value !== url && pointsAt(value, file)) (fresh as Record<string, unknown>)[field] = url;
-      }
+  /**
+   * The body with each file's URL made again: a presigned one may be near its expiry (a job read hours after it
+   * finished, a cached answer); a public one comes out the same.
+   */
+  async freshUrls<T extends Record<string, unknown>>(body: T): Promise<T> {
+    const fresh: Record<string, unknown> = { ...body };
+    for (const [field, value] of Object.entries(body)) {
+      const key = typeof value === 'string' ? keyOfUrl(value) : undefined;
+      if (key) fresh[field] = await this.storage.urlOf(key);
     }
-    return fresh;
+    return fresh as T;
   }
 
   async remember(key: string | undefined, outcome: JobOutcome): Promise<void> {

@@ -137,6 +137,8 @@ export class RedisRequestCache implements RequestCache {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    /** At most this many entries: an index by time of writing drops the oldest beyond it. */
+    private readonly maxEntries = Infinity,
   ) {}
 
   async get(key: string): Promise<CachedResult | undefined> {
@@ -152,10 +154,22 @@ export class RedisRequestCache implements RequestCache {
     const json = JSON.stringify(value);
     if (Number.isFinite(ttlMs)) await this.redis.set(this.redisKey(key), json, 'PX', Math.ceil(ttlMs));
     else await this.redis.set(this.redisKey(key), json);
+    if (Number.isFinite(this.maxEntries)) await this.trim(key);
+  }
+
+  /** Indexes `key` and drops the oldest entries beyond maxEntries (an entry already expired is dropped from the index alike). */
+  private async trim(key: string): Promise<void> {
+    const index = `${this.prefix}:cache-index`;
+    const [, [, count]] = (await this.redis.multi().zadd(index, Date.now(), key).zcard(index).exec()) as [unknown, [unknown, number]];
+    if (count <= this.maxEntries) return;
+    const oldest = await this.redis.zpopmin(index, count - this.maxEntries);
+    const keys = oldest.filter((_, i) => i % 2 === 0);
+    if (keys.length > 0) await this.redis.del(...keys.map((old) => this.redisKey(old)));
   }
 
   async delete(key: string): Promise<void> {
     await this.redis.del(this.redisKey(key));
+    if (Number.isFinite(this.maxEntries)) await this.redis.zrem(`${this.prefix}:cache-index`, key);
   }
 
   private redisKey(key: string): string {

@@ -36,7 +36,7 @@ import type { JobExecutor } from '../jobs/executor.js';
 import { LocalJobQueue } from '../jobs/local-queue.js';
 import { jobPipeline } from '../jobs/pipeline.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { connectRedis } from '../jobs/redis-connection.js';
+import { closeRedis, connectStateRedis, untilReachable } from '../jobs/redis-connection.js';
 import { RedisJobQueue } from '../jobs/redis-queue.js';
 import jobsRoutes from './routes/jobs.js';
 import { version } from '../version.js';
@@ -112,7 +112,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const quota = new ClientQuota({ ...config.clientQuota, windowMs: config.rateLimit.windowMs });
   const jobs = new JobRunner(limiter, { tts: config.ttsTimeoutMs, 'tts-video': config.videoTimeoutMs, speech: config.ttsTimeoutMs }, metrics, quota);
   app.decorate('jobs', jobs);
-  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? connectStateRedis(config.redisUrl, app.log) : undefined;
+  if (redis && config.redisUrl) await untilReachable(redis, config.redisUrl);
   const { executor, results, completion } = jobPipeline(config, services, redis, metrics, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
   const queue: JobQueue =
@@ -131,7 +132,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.addHook('onClose', async () => {
     await queue.close();
     await completion.close();
-    await redis?.quit().catch(() => undefined);
+    if (redis) await closeRedis(redis);
   });
   startRetention(app, () => storage.sweep(config.retentionMs), config.retentionMs);
   // Uploads wait for their checks at the same limiter as jobs.

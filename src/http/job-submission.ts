@@ -18,23 +18,27 @@ export interface AnswerOptions {
 
 /**
  * How /tts and /tts-video answer, in one place: the request is checked before anything is queued; an identical
- * earlier request whose file still exists is answered at once from the cache; otherwise the job is queued and
- * either awaited (the seed's synchronous contract) or answered 202 with where to follow it.
+ * earlier request whose file still exists is answered at once from the cache (asynchronously too: a job made done,
+ * its webhook called); otherwise the job is queued and either awaited (the seed's synchronous contract) or
+ * answered 202 with where to follow it.
  */
 export async function answerJob(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, spec: JobSpec, answer: AnswerOptions) {
   const voice = await app.executor.check(spec);
   const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;
   const cacheKey = app.results.keyOf(spec, voice);
-  const cached = await app.results.lookup(spec.operation, cacheKey);
-  if (cached) {
-    request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length }, 'answered from the cache');
-    // The earlier answer, as this request would have had it: its own spelling of the voice, its price for a hit.
-    const { voice: spelled, text } = spec.request;
-    return { ...cached.body, voice: spelled, characters: text.length, cost: cachedCost(cached.body.cost, app.config.cache.hitPriceFactor), cached: true };
-  }
+  const found = await app.results.lookup(spec.operation, cacheKey);
+  // The earlier answer, as this request would have had it: its own spelling of the voice, the price of a hit.
+  const cached = found && {
+    files: found.files,
+    body: { ...found.body, voice: spec.request.voice, cost: cachedCost(found.body.cost, app.config.cache.hitPriceFactor), cached: true },
+  };
   // A webhook is only for a job that outlives its request.
   const detached = webhookUrl !== undefined || wantsAsync(request, answer.async);
-  const job = await app.queue.submit(spec, { client: jobClient(request, spec.request.text.length), detached, webhookUrl, cacheKey });
+  if (cached && !detached) {
+    request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length }, 'answered from the cache');
+    return cached.body;
+  }
+  const job = await app.queue.submit(spec, { client: jobClient(request, spec.request.text.length), detached, webhookUrl, cacheKey, cached });
   if (detached) {
     const statusUrl = `/jobs/${job.id}`;
     request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');

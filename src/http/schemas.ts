@@ -218,7 +218,7 @@ export const ErrorBody = Type.Object(
 export type ErrorBody = Static<typeof ErrorBody>;
 
 export const JobParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 100, description: 'A job id: 22 characters of base64url.' }) },
+  { id: Type.String({ pattern: '^[A-Za-z0-9_-]{22}$', description: 'A job id: 22 characters of base64url.' }) },
   { additionalProperties: false },
 );
 export type JobParams = Static<typeof JobParams>;

@@ -33,7 +33,7 @@ export class JobCompletion {
   }
 
   private deliver(url: URL, view: JobView, secret: string): void {
-    const event = view.state === 'succeeded' ? 'job.succeeded' : 'job.failed';
+    const event = view.state === 'succeeded' ? 'job.succeeded' : view.state === 'cancelled' ? 'job.cancelled' : 'job.failed';
     const delivery = deliverWebhook(url, { event, job: view }, {
       secret,
       allowPrivate: this.webhooks.allowPrivate,

@@ -135,6 +135,12 @@ export function effectiveTts(request: TtsSpec) {
   return { text, voice, format, speed, timestamps, loudness };
 }
 
+/** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
+export function effectiveVideo(request: TtsVideoSpec) {
+  const { background, music, loudness = -14 } = request;
+  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness };
+}
+
 /** A /tts-video request as the renderer takes it, with every default filled in. */
 export function videoJob(request: TtsVideoSpec) {
   const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request;

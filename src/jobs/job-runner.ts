@@ -19,8 +19,14 @@ export interface JobObserver {
 
 /** Weight of the newest job in the running average of job times (an exponential moving average). */
 const AVERAGE_WEIGHT = 0.2;
+
+/** The running average of job times after one more, `seconds` long; the first sample is taken as it is. */
+export function movingAverage(previous: number | undefined, seconds: number): number {
+  return previous === undefined ? seconds : previous + AVERAGE_WEIGHT * (seconds - previous);
+}
+
 /** Assumed job time before any job has finished. */
-const INITIAL_JOB_SECONDS = 2;
+export const INITIAL_JOB_SECONDS = 2;
 const MAX_RETRY_AFTER_SECONDS = 300;
 
 /**
@@ -88,9 +94,8 @@ export class JobRunner {
       } finally {
         deadline.clear();
         const seconds = (performance.now() - started) / 1000;
-        this.averageSeconds += AVERAGE_WEIGHT * (seconds - this.averageSeconds);
-        const previous = this.averageByOperation.get(operation) ?? seconds;
-        this.averageByOperation.set(operation, previous + AVERAGE_WEIGHT * (seconds - previous));
+        this.averageSeconds = movingAverage(this.averageSeconds, seconds);
+        this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
         this.observer?.jobFinished(operation, seconds, outcome);
       }
     }, waiting, priority);

@@ -2,7 +2,7 @@ import { AppError, cancelReason, isAppError } from '../errors.js';
 import type { FinishedJob } from './completion.js';
 import type { JobExecutor } from './executor.js';
 import type { JobRunner } from './job-runner.js';
-import { etaSeconds, newJobId, type JobError, type JobQueue, type JobState, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { etaSeconds, jobError, newJobId, type JobQueue, type JobState, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
 
 
@@ -25,9 +25,15 @@ interface LocalJob {
   expiry?: NodeJS.Timeout;
 }
 
+/** Detached jobs kept in memory at most (finished ones beyond it are forgotten early, oldest first). */
+const MAX_KEPT_JOBS = 10_000;
+
 /** The embedded queue: jobs run in this process through the job runner (its limiter, quotas and deadlines), kept in memory until they expire. */
 export class LocalJobQueue implements JobQueue {
+  /** Detached jobs, to be read by id until they expire (at most MAX_KEPT_JOBS, the oldest finished dropped first). */
   private readonly jobs = new Map<string, LocalJob>();
+  /** Every job not yet finished, detached or not: what a queued job's position counts. */
+  private readonly unfinished = new Set<LocalJob>();
   private submitted = 0;
 
   constructor(
@@ -41,16 +47,19 @@ export class LocalJobQueue implements JobQueue {
     const controller = new AbortController();
     const signal = options.detached ? controller.signal : AbortSignal.any([controller.signal, options.client.signal]);
     const job = { id, spec, clientId: options.client.id, priority: jobPriority(spec), sequence: this.submitted++, state: 'queued', createdAt: Date.now(), progress: 0, controller } as LocalJob;
-    const start = this.runner.admit(spec.operation, { ...options.client, signal }, job.priority);
-    const running = start((jobSignal) => {
-        job.state = 'running';
-        job.startedAt = Date.now();
-        return this.executor.execute(spec, {
-          signal: jobSignal,
-          onProgress: (fraction) => (job.progress = Math.round(fraction * 100)),
-          onWarning: this.options.onWarning,
+    // A cached answer is a job already done: it takes no slot and no share of the client's quota.
+    const running = options.cached
+      ? Promise.resolve(options.cached)
+      : this.runner.admit(spec.operation, { ...options.client, signal }, job.priority)((jobSignal) => {
+          job.state = 'running';
+          job.startedAt = Date.now();
+          return this.executor.execute(spec, {
+            signal: jobSignal,
+            onProgress: (fraction) => (job.progress = Math.round(fraction * 100)),
+            onWarning: this.options.onWarning,
+          });
         });
-    });
+    this.unfinished.add(job);
     job.done = running.then(
       (outcome) => this.finish(job, options, outcome),
       (error: unknown) => this.finish(job, options, undefined, error),
@@ -58,7 +67,7 @@ export class LocalJobQueue implements JobQueue {
     // A synchronous job is awaited by its request and forgotten; a detached one is kept to be read, and awaited by nobody.
     if (options.detached) {
       job.done.catch(() => undefined);
-      this.jobs.set(id, job);
+      this.keep(job);
     }
     return { id, outcome: () => job.done };
   }
@@ -87,10 +96,29 @@ export class LocalJobQueue implements JobQueue {
     this.jobs.clear();
   }
 
+  private keep(job: LocalJob): void {
+    this.jobs.set(job.id, job);
+    if (this.jobs.size <= MAX_KEPT_JOBS) return;
+    for (const kept of this.jobs.values()) {
+      if (kept.finishedAt === undefined) continue;
+      this.forget(kept);
+      break;
+    }
+  }
+
+  private forget(job: LocalJob): void {
+    clearTimeout(job.expiry);
+    this.jobs.delete(job.id);
+  }
+
   private finish(job: LocalJob, submitted: SubmitOptions, outcome?: JobOutcome, error?: unknown): JobOutcome {
     job.finishedAt = Date.now();
-    job.expiry = setTimeout(() => this.jobs.delete(job.id), this.options.retentionMs);
-    job.expiry.unref();
+    this.unfinished.delete(job);
+    if (submitted.detached) {
+      const { id } = job;
+      job.expiry = setTimeout(() => this.jobs.delete(id), this.options.retentionMs);
+      job.expiry.unref();
+    }
     if (outcome) {
       job.state = 'succeeded';
       job.progress = 100;
@@ -115,8 +143,9 @@ export class LocalJobQueue implements JobQueue {
     };
     const jobSeconds = this.runner.expectedSeconds(job.spec.operation);
     if (job.state === 'queued') {
-      const ahead = [...this.jobs.values()].filter((other) => other.state === 'queued' && isAhead(other, job)).length;
-      const running = [...this.jobs.values()].filter((other) => other.state === 'running').length;
+      const others = [...this.unfinished];
+      const ahead = others.filter((other) => other.state === 'queued' && isAhead(other, job)).length;
+      const running = others.filter((other) => other.state === 'running').length;
       return { ...base, position: ahead, etaSeconds: etaSeconds(ahead, running, this.runner.concurrency, jobSeconds) };
     }
     if (job.state === 'running') {
@@ -131,8 +160,4 @@ export class LocalJobQueue implements JobQueue {
 /** Whether `other` goes before `job` in the limiter's order (priority, then arrival). */
 function isAhead(other: LocalJob, job: LocalJob): boolean {
   return other.priority < job.priority || (other.priority === job.priority && other.sequence < job.sequence);
-}
-
-export function jobError(error: AppError): JobError {
-  return { code: error.code, message: error.code === 'INTERNAL_ERROR' ? 'An unexpected error occurred.' : error.message, ...(error.field ? { field: error.field } : {}), ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
 }

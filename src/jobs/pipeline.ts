@@ -28,7 +28,7 @@ export function jobPipeline(
 
 function requestCache(config: Config, redis: Redis | undefined): RequestCache | undefined {
   if (config.cache.maxEntries === 0) return undefined;
-  return redis ? new RedisRequestCache(redis, config.queueName) : new MemoryRequestCache(config.cache.maxEntries);
+  return redis ? new RedisRequestCache(redis, config.queueName, config.cache.maxEntries) : new MemoryRequestCache(config.cache.maxEntries);
 }
 
 /** Longest an answer is remembered when files are kept for ever: a Redis that holds the queue must not fill up (noeviction). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ErrorCode } from '../errors.js';
+import type { AppError, ErrorCode } from '../errors.js';
 import type { JobClient } from './job-runner.js';
 import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
 
@@ -50,6 +50,8 @@ export interface SubmitOptions {
   webhookUrl?: string;
   /** The request cache's key for this job: its outcome is remembered under it. */
   cacheKey?: string;
+  /** The answer is already known (the request cache): the job is done as soon as it is made, its webhook called. */
+  cached?: JobOutcome;
 }
 
 /**
@@ -78,4 +80,10 @@ export function newJobId(): string {
 export function etaSeconds(ahead: number, running: number, concurrency: number, jobSeconds: number): number {
   const rounds = Math.floor((ahead + running) / Math.max(1, concurrency)) + 1;
   return Math.max(1, Math.round(rounds * jobSeconds));
+}
+
+/** An error as a job keeps it; an internal one's text stays in the log, as the HTTP error handler does. */
+export function jobError(error: AppError): JobError {
+  const message = error.code === 'INTERNAL_ERROR' ? 'An unexpected error occurred.' : error.message;
+  return { code: error.code, message, ...(error.field ? { field: error.field } : {}), ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
 }

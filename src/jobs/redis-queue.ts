@@ -3,8 +3,9 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError, abortError, isAppError } from '../errors.js';
 import type { JobCompletion } from './completion.js';
+import { INITIAL_JOB_SECONDS } from './job-runner.js';
 import type { ClientQuota } from './quota.js';
-import { connectRedis } from './redis-connection.js';
+import { closeRedis, connectQueueRedis, within } from './redis-connection.js';
 import { etaSeconds, newJobId, type JobError, type JobQueue, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
 
@@ -27,6 +28,12 @@ export type QueuedJobResult = { ok: true; outcome: JobOutcome } | { ok: false; e
 /** Runs of one job: the first, and one more after an infrastructure failure (a crashed worker counts as a stall instead). */
 export const JOB_ATTEMPTS = 2;
 
+/** What a job BullMQ failed shows: its worker was lost more than once, or an internal error recurred. */
+export const LOST_RESULT: QueuedJobResult = {
+  ok: false,
+  error: { code: 'INTERNAL_ERROR', message: 'The job failed: its worker stopped or an internal error recurred.' },
+};
+
 /** Names of what the API processes and the workers share in Redis, from QUEUE_NAME. */
 export function queueKeys(queueName: string) {
   return {
@@ -36,6 +43,8 @@ export function queueKeys(queueName: string) {
     jobSeconds: `${queueName}:job-seconds`,
     /** Jobs cancelled before they ran: their view, until they expire. */
     cancelled: (id: string) => `${queueName}:cancelled:${id}`,
+    /** Running jobs asked to stop: a worker that (re)starts one stops at once, should the message be missed. */
+    cancelMarker: (id: string) => `${queueName}:cancel:${id}`,
   };
 }
 
@@ -85,27 +94,32 @@ export class RedisJobQueue implements JobQueue {
     private readonly queue: Queue<QueuedJobData, QueuedJobResult>,
     private readonly events: QueueEvents,
     private readonly options: RedisQueueOptions,
+    /** The queue's own connection (QueueEvents makes its own from it); closed here. */
+    private readonly connection: Redis,
   ) {
     this.keys = queueKeys(config.queueName);
     const release = ({ jobId }: { jobId: string }) => this.releaseQuota(jobId);
     events.on('completed', release);
     events.on('failed', release);
+    // Cancelled before it ran, perhaps through another instance.
+    events.on('removed', release);
   }
 
   static async open(options: RedisQueueOptions): Promise<RedisJobQueue> {
     const { config, redis } = options;
-    const queue = new Queue<QueuedJobData, QueuedJobResult>(config.queueName, { connection: redis });
-    const events = new QueueEvents(config.queueName, { connection: connectRedis(config.redisUrl as string) });
+    const connection = connectQueueRedis(config.redisUrl as string, options.log);
+    const queue = new Queue<QueuedJobData, QueuedJobResult>(config.queueName, { connection });
+    const events = new QueueEvents(config.queueName, { connection });
     const onError = (err: Error) => options.log.error({ err }, 'Redis queue error');
     queue.on('error', onError);
     events.on('error', onError);
     await events.waitUntilReady();
-    return new RedisJobQueue(config, redis, queue, events, options);
+    return new RedisJobQueue(config, redis, queue, events, options, connection);
   }
 
   async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
     if (this.closed) throw new AppError('SHUTTING_DOWN');
-    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed');
+    const counts = await reachable(this.queue.getJobCounts('waiting', 'prioritized', 'delayed'));
     const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
     if (waiting >= this.config.queueLength) {
       throw new AppError('OVERLOADED', { retryAfter: await this.etaSeconds(spec.operation, waiting) });
@@ -114,9 +128,10 @@ export class RedisJobQueue implements JobQueue {
     const release = this.options.quota?.admit(options.client.id, options.client.characters);
     const id = newJobId();
     const timeoutMs = spec.operation === 'tts' ? this.config.ttsTimeoutMs : this.config.videoTimeoutMs;
-    const data: QueuedJobData = { spec, clientId: options.client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey };
+    // A cached answer goes as already published: the worker that takes it answers with it at once.
+    const data: QueuedJobData = { spec, clientId: options.client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };
     if (release) this.releases.set(id, release);
-    const job = await this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) }).catch((error: unknown) => {
+    const job = await reachable(this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) })).catch((error: unknown) => {
       this.releaseQuota(id);
       throw error;
     });
@@ -165,11 +180,11 @@ export class RedisJobQueue implements JobQueue {
     if (!job) return this.cancelledView(id, clientId);
     if (job.data.clientId !== clientId) return undefined;
     const operation = job.data.spec.operation;
+    // BullMQ removes finished jobs only as later ones finish: past its time, a job is gone whatever Redis still holds.
+    if (job.finishedOn && job.finishedOn + this.config.jobRetentionMs < Date.now()) return undefined;
     const state = await job.getState();
     if (state === 'completed') return finishedView(job, operation, job.returnvalue, this.config.jobRetentionMs);
-    if (state === 'failed') {
-      return finishedView(job, operation, { ok: false, error: { code: 'INTERNAL_ERROR', message: 'The job failed: its worker stopped or an internal error recurred.' } }, this.config.jobRetentionMs);
-    }
+    if (state === 'failed') return finishedView(job, operation, LOST_RESULT, this.config.jobRetentionMs);
     const base = { id, operation, createdAt: new Date(job.timestamp).toISOString() };
     const jobSeconds = await this.jobSeconds(operation);
     if (state === 'active') {
@@ -188,6 +203,7 @@ export class RedisJobQueue implements JobQueue {
     if (job.data.clientId !== clientId) return undefined;
     const state = await job.getState();
     if (state === 'active') {
+      await this.redis.set(this.keys.cancelMarker(id), '1', 'PX', job.data.timeoutMs + this.config.jobRetentionMs);
       await this.redis.publish(this.keys.cancelChannel, id);
       await job.waitUntilFinished(this.events, CANCEL_WAIT_MS).catch(() => undefined);
     } else if (state !== 'completed' && state !== 'failed') {
@@ -214,10 +230,10 @@ export class RedisJobQueue implements JobQueue {
     return record?.clientId === clientId ? record.view : undefined;
   }
 
-  /** The measured seconds of one job of this kind, as the workers keep it (2 s before any has run). */
+  /** The measured seconds of one job of this kind, as the workers keep it (a guess before any has run). */
   private async jobSeconds(operation: QueuedOperation): Promise<number> {
     const value = Number(await this.redis.hget(this.keys.jobSeconds, operation));
-    return Number.isFinite(value) && value > 0 ? value : 2;
+    return Number.isFinite(value) && value > 0 ? value : INITIAL_JOB_SECONDS;
   }
 
   private async etaSeconds(operation: QueuedOperation, ahead: number): Promise<number> {
@@ -231,8 +247,9 @@ export class RedisJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.events.close();
-    await this.queue.close();
+    await within(this.events.close());
+    await within(this.queue.close());
+    await closeRedis(this.connection);
   }
 }
 
@@ -243,6 +260,25 @@ export interface RedisQueueOptions {
   /** Told of jobs that end here rather than in a worker (cancelled before they ran). */
   completion: JobCompletion;
   quota?: ClientQuota;
+}
+
+/** How long queueing a job may wait for Redis before the request is answered 503. */
+const QUEUE_WRITE_TIMEOUT_MS = 5_000;
+
+/** A queue operation, or OVERLOADED when Redis does not answer in time (BullMQ's commands wait through reconnects). */
+async function reachable<T>(operation: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new AppError('OVERLOADED', { message: 'The job queue (Redis) does not answer; retry later.', retryAfter: 5 })),
+      QUEUE_WRITE_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([operation, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How long DELETE waits for a running job to stop before answering with its state. */

@@ -2,12 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
-import { AppError, abortError, cancelReason, deadlineSignal, isAppError, type ErrorCode } from '../errors.js';
+import { AppError, abortError, cancelReason, deadlineSignal, isAppError } from '../errors.js';
+import { movingAverage } from './job-runner.js';
 import type { JobPipeline } from './pipeline.js';
-import { jobError } from './local-queue.js';
-import { connectRedis } from './redis-connection.js';
-import { finishedView, JOB_ATTEMPTS, queueKeys, type QueuedJobData, type QueuedJobResult } from './redis-queue.js';
-import type { JobOutcome } from './spec.js';
+import { jobError } from './queue.js';
+import { closeRedis, connectQueueRedis } from './redis-connection.js';
+import { finishedView, JOB_ATTEMPTS, LOST_RESULT, queueKeys, type QueuedJobData, type QueuedJobResult } from './redis-queue.js';
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;
@@ -15,15 +15,28 @@ export interface WorkerLog {
   error(obj: object, msg: string): void;
 }
 
-/** Failures of the machine rather than of the request: run again (elsewhere) while attempts are left. */
-const RETRIED: ReadonlySet<ErrorCode> = new Set(['INTERNAL_ERROR', 'STORAGE_FAILED']);
+/** Network errors of Node and the AWS SDK: a dependency out of reach for a moment. */
+const NETWORK_ERRORS = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/**
+ * Failures of the machine rather than of the request, worth running again (elsewhere) while attempts are left:
+ * storage that could not take the file, a dependency out of reach. A bug (any other internal error) is not.
+ */
+function isInfrastructureFailure(error: AppError, thrown: unknown): boolean {
+  if (error.code === 'STORAGE_FAILED') return true;
+  const code = (thrown as { code?: unknown } | undefined)?.code;
+  return !isAppError(thrown) && typeof code === 'string' && NETWORK_ERRORS.has(code);
+}
+
+function cancelledResult(): QueuedJobResult {
+  return { ok: false, error: jobError(new AppError('JOB_CANCELLED')) };
+}
+
 /**
  * A job's lock lasts this long and is renewed at half of it: a worker killed mid-job loses its jobs to another
  * worker within about this (BullMQ's stalled-job check), not the default 30 s.
  */
 const LOCK_MS = 10_000;
-/** Weight of the newest job in the shared moving average of job times. */
-const AVERAGE_WEIGHT = 0.2;
 
 
 /**
@@ -41,7 +54,8 @@ export class RedisJobWorker {
     private readonly redis: Redis,
     private readonly log: WorkerLog,
     private readonly worker: Worker<QueuedJobData, QueuedJobResult>,
-    private readonly subscriber: Redis,
+    /** The worker's connection (BullMQ leaves a given one open) and the cancel subscriber's; closed here. */
+    private readonly connections: Redis[],
   ) {
     this.keys = queueKeys(config.queueName);
   }
@@ -51,8 +65,9 @@ export class RedisJobWorker {
     const url = config.redisUrl as string;
     // The processor needs the object that needs the worker: it is filled in before the worker runs.
     const started: { self?: RedisJobWorker } = {};
+    const connection = connectQueueRedis(url, options.log);
     const worker = new Worker<QueuedJobData, QueuedJobResult>(config.queueName, (job, token, signal) => (started.self as RedisJobWorker).process(job, token, signal), {
-      connection: connectRedis(url),
+      connection,
       concurrency: config.concurrency,
       lockDuration: LOCK_MS,
       stalledInterval: LOCK_MS / 2,
@@ -60,9 +75,12 @@ export class RedisJobWorker {
       autorun: false,
     });
     worker.on('error', (err) => options.log.error({ err }, 'Redis worker error'));
-    worker.on('failed', (job, err) => options.log.error({ err, job: job?.id }, 'job failed in its worker'));
-    const subscriber = connectRedis(url);
-    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, subscriber);
+    worker.on('failed', (job, err) => {
+      options.log.error({ err, job: job?.id }, 'job failed in its worker');
+      void started.self?.failedForGood(job).catch((error: unknown) => options.log.error({ err: error, job: job?.id }, 'reporting a failed job failed'));
+    });
+    const subscriber = connectQueueRedis(url, options.log);
+    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber]);
     started.self = self;
     await subscriber.subscribe(self.keys.cancelChannel);
     subscriber.on('message', (_channel, id: string) => worker.cancelJob(id, 'JOB_CANCELLED'));
@@ -73,7 +91,9 @@ export class RedisJobWorker {
 
   private async process(job: Job<QueuedJobData, QueuedJobResult>, token: string | undefined, cancelled: AbortSignal | undefined): Promise<QueuedJobResult> {
     const data = job.data;
-    if (data.published) return { ok: true, outcome: data.published };
+    // Published by an earlier run that died before it could say so: answer that, never render again.
+    if (data.published) return this.finish(job, { ok: true, outcome: data.published });
+    if (await this.redis.exists(this.keys.cancelMarker(job.id as string))) return this.finish(job, cancelledResult());
     const deadlineAt = data.deadlineAt ?? Date.now() + data.timeoutMs;
     if (data.deadlineAt === undefined) await job.updateData({ ...data, deadlineAt });
     const started = performance.now();
@@ -85,15 +105,13 @@ export class RedisJobWorker {
     cancelled?.addEventListener('abort', onCancel, { once: true });
     const signal = AbortSignal.any([stop.signal, deadline.signal, this.shutdown.signal]);
     let result: QueuedJobResult;
-    let outcome: JobOutcome | undefined;
     try {
-      outcome = await this.pipeline.executor.execute(data.spec, {
+      const outcome = await this.pipeline.executor.execute(data.spec, {
         signal,
         name: job.id,
         onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
         onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
       });
-      await job.updateData({ ...data, deadlineAt, published: outcome });
       result = { ok: true, outcome };
     } catch (thrown) {
       // A stopped job fails for why it was stopped, whatever a killed process reported on its way down.
@@ -105,7 +123,7 @@ export class RedisJobWorker {
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      if (RETRIED.has(error.code) && job.attemptsMade + 1 < JOB_ATTEMPTS) {
+      if (isInfrastructureFailure(error, thrown) && job.attemptsMade + 1 < JOB_ATTEMPTS) {
         this.log.warn({ err: thrown, job: job.id }, 'job failed for a reason of this machine: it will run again');
         throw thrown;
       }
@@ -115,18 +133,33 @@ export class RedisJobWorker {
       deadline.clear();
       cancelled?.removeEventListener('abort', onCancel);
     }
+    // Outside the render's try: if this fails, BullMQ runs the job again and the first line above answers.
+    if (result.ok) await job.updateData({ ...data, deadlineAt, published: result.outcome });
     const seconds = (performance.now() - started) / 1000;
     this.log.info({ job: job.id, outcome: result.ok ? 'success' : result.error.code, seconds }, 'job finished');
-    await this.recordSeconds(data.spec.operation, seconds);
-    const view = finishedView({ ...job, finishedOn: Date.now() }, data.spec.operation, result, this.config.jobRetentionMs);
-    await this.pipeline.completion.finished({ spec: data.spec, view, outcome, cacheKey: data.cacheKey, webhookUrl: data.webhookUrl });
+    await this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
+    return this.finish(job, result);
+  }
+
+  /** What follows every job that ends here: the cache, the webhook; then its result goes to BullMQ. */
+  private async finish(job: Job<QueuedJobData, QueuedJobResult>, result: QueuedJobResult): Promise<QueuedJobResult> {
+    const { spec, cacheKey, webhookUrl } = job.data;
+    const view = finishedView({ ...job, finishedOn: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
+    await this.pipeline.completion.finished({ spec, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
     return result;
+  }
+
+  /** A job BullMQ failed for good (its worker lost twice, or an error outside the job's own handling): its webhook still goes. */
+  private async failedForGood(job: Job<QueuedJobData, QueuedJobResult> | undefined): Promise<void> {
+    if (!job || (await job.getState()) !== 'failed') return;
+    const view = finishedView(job, job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
+    await this.pipeline.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
   }
 
   /** Keeps the shared moving average the API processes read for ETAs. */
   private async recordSeconds(operation: string, seconds: number): Promise<void> {
     const previous = Number(await this.redis.hget(this.keys.jobSeconds, operation));
-    const next = Number.isFinite(previous) && previous > 0 ? previous + AVERAGE_WEIGHT * (seconds - previous) : seconds;
+    const next = movingAverage(Number.isFinite(previous) && previous > 0 ? previous : undefined, seconds);
     await this.redis.hset(this.keys.jobSeconds, operation, next.toFixed(3));
   }
 
@@ -136,6 +169,6 @@ export class RedisJobWorker {
     stopRunning.unref();
     await this.worker.close();
     clearTimeout(stopRunning);
-    await this.subscriber.quit().catch(() => undefined);
+    await Promise.all(this.connections.map(closeRedis));
   }
 }

@@ -34,7 +34,7 @@ export interface VideoRequest {
   signal?: AbortSignal;
   /** Publish under this name rather than a fresh one (a queued job's id). */
   name?: string;
-  /** Told how far the video is, 0 to 1: the narration is most of the first half, the picture the rest. */
+  /** Told how far the video is, 0 to 1: up to a half as the narration is spoken, then 1 once it is published (the render reports nothing on its way). */
   onProgress?: (fraction: number) => void;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;

@@ -23,6 +23,8 @@ const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const view = found(await app.queue.get(request.params.id, clientId(request)));
+      // Presigned URLs made when the job finished may be about to expire: the result's are made now.
+      if (view.result) view.result = await app.results.freshUrls(view.result);
       // Pollers are told when to come back: soon while it runs, never once it is done.
       if (view.state === 'queued' || view.state === 'running') reply.header('retry-after', String(Math.min(5, Math.max(1, view.etaSeconds ?? 1))));
       reply.header('cache-control', 'no-store');
