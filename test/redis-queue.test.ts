@@ -197,3 +197,29 @@ describe('when Redis goes away', () => {
     expect(stderr.trim()).toMatch(/^voxreel: Redis at REDIS_URL \(redis:\/\/127\.0\.0\.1:\d+\) did not answer within 10 s$/);
   }, 30_000);
 });
+
+describe('per-client job quota with several API instances', () => {
+  const redis = useRedis();
+
+  it('a job cancelled through another instance gives its client the slot back', async () => {
+    const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', CLIENT_MAX_JOBS: '1', QUEUE_NAME: 'quota-test' };
+    const [one, two] = await Promise.all([buildTestApp(env), buildTestApp(env)]);
+    try {
+      const payload = { text: 'Waits for a worker that never comes.', voice: VOICE, async: true };
+      const first = await one.app.inject({ method: 'POST', url: '/tts', payload });
+      expect(first.statusCode).toBe(202);
+      const refused = await one.app.inject({ method: 'POST', url: '/tts', payload: { ...payload, text: 'A second one.' } });
+      expect(refused.statusCode).toBe(429);
+      const cancelled = await two.app.inject({ method: 'DELETE', url: first.headers.location as string });
+      expect(cancelled.json()).toMatchObject({ state: 'cancelled' });
+      let again = 0;
+      for (let tries = 0; tries < 50 && again !== 202; tries++) {
+        again = (await one.app.inject({ method: 'POST', url: '/tts', payload: { ...payload, text: `Room again ${tries}.` } })).statusCode;
+        if (again !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(again).toBe(202);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 30_000);
+});
