@@ -1,7 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QueuedJobData } from '../src/jobs/redis-queue.js';
 import { probe } from './media.js';
 import { processTable } from './process-table.js';
 import { startRedis, type RunningRedis } from './redis-server.js';
@@ -87,6 +89,16 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     throw new Error(`job ${id} did not finish in ${timeoutMs} ms`);
   }
 
+  /** The job's data as it waits in Redis (what its runs established). */
+  async function queuedData(id: string): Promise<QueuedJobData> {
+    const queue = new Queue<QueuedJobData>('scale-out-test', { connection: { host: '127.0.0.1', port: redis.port } });
+    try {
+      return (await queue.getJob(id))?.data as QueuedJobData;
+    } finally {
+      await queue.close();
+    }
+  }
+
   async function objects(prefix: string): Promise<string[]> {
     const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
     const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
@@ -130,6 +142,8 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     // Let it get into its work: engine hosts and ffmpeg are running for it.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect((await status(second(), id)).state).toBe('running');
+    const deadlineAt = (await queuedData(id)).deadlineAt;
+    expect(deadlineAt).toBeGreaterThan(Date.now());
     const children = running.children();
     expect(children.length).toBeGreaterThan(0);
     running.child.kill('SIGKILL');
@@ -137,6 +151,9 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     const done = await settle(second(), id, 90_000);
     expect(done.state).toBe('succeeded');
     const survivor = workers.find((worker) => worker !== running) as RunningServer;
+    // The second run kept the first run's deadline: a crash does not buy a job more time.
+    expect((await queuedData(id)).deadlineAt).toBe(deadlineAt);
+    expect(survivor.logs.some((entry) => entry.msg === 'job started' && entry.job === id && entry.stalled === 1)).toBe(true);
     expect(survivor.logs.some((entry) => entry.msg === 'job finished' && entry.job === id && entry.outcome === 'success')).toBe(true);
     // Published once, under the job's own name: no second copy from the run that died.
     expect((await objects('video/')).filter((key) => key.includes(id))).toEqual([`video/${id}.mp4`]);
