@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { EnvSchema } from '../src/config.js';
 import type { MemoryJob } from './memory-pass.js';
 import type { Results } from './run.js';
+import type { Latency, ScaleRate, ScaleResult } from './scale.js';
 import type { SpeechRow } from './speech.js';
 import type { LinearFit, Timings } from './stats.js';
 import { PORTRAIT } from './video.js';
@@ -68,7 +69,9 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     '',
     'The service runs as a real process, as `npm start` does (`node --import tsx src/server.ts`), with its defaults ' +
       '(`CONCURRENCY` = cores, `LOG_LEVEL=info`) except a temporary `OUTPUT_DIR`, `RATE_LIMIT_MAX=0` and no per-client caps ' +
-      '(`CLIENT_MAX_JOBS=0`, `CLIENT_CHARACTERS_PER_WINDOW=0`: the benchmark is one client standing in for many), on a free ' +
+      '(`CLIENT_MAX_JOBS=0`, `CLIENT_CHARACTERS_PER_WINDOW=0`: the benchmark is one client standing in for many) and the ' +
+      'request and sentence caches off (`CACHE_MAX_ENTRIES=0`, `SENTENCE_CACHE_MB=0`: the sections repeat identical requests, ' +
+      'which the caches would answer without doing the work; the scale-out section measures cache hits apart), on a free ' +
       `loopback port; the benchmark talks to it with \`fetch\` (undici, keep-alive). Voice: \`${results.voice}\` unless a table names others. ` +
       'Times are end to end (request sent to answer read), medians (p50) of the runs stated, with the fastest and slowest beside.',
     '',
@@ -82,6 +85,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ...ttsSection(results),
     ...worstCaseSection(results),
     ...throughputSection(results),
+    ...scaleSection(results),
     ...videoSection(results),
     ...looksSection(results),
     ...memorySection(results),
@@ -264,6 +268,140 @@ function videoSection(results: Results): string[] {
       '`subtitles` filter, libx264 preset medium, yuv420p, ffmpeg\'s default AAC encoder, `+faststart`. One round is the ' +
       'constant-rate request, the variable-rate request, then the naive pipeline. Speed-up = naive (synthesis + render) / ' +
       'service; × real time = video seconds per wall-clock second.',
+    '',
+  ];
+}
+
+function perRound(rate: ScaleRate, perMinute: boolean): string {
+  const shown = (value: number) => (perMinute ? (60 * value).toFixed(1) : value.toFixed(1));
+  return `${shown(rate.perSecond)} (${rate.rounds.map(shown).join(', ')})`;
+}
+
+function latencyRow(label: string, value: Latency): Array<string | number> {
+  // Cache hits take a few milliseconds: a tenth of one shows.
+  const ms = (at: number) => (at < 10 ? `${at.toFixed(1)} ms` : time(at));
+  return [label, ms(value.p50), ms(value.p90), `${ms(value.min)}–${ms(value.max)}`, value.runs.length];
+}
+
+/** The first number of workers after which the next level gains under 10 %: where adding workers stops paying. */
+export function scaleStopsAt(scale: ScaleResult, kind: 'tts' | 'video'): number | undefined {
+  const levels = scale.levels;
+  return levels.find((level, index) => index < levels.length - 1 && (levels[index + 1]?.[kind].perSecond ?? 0) < 1.1 * level[kind].perSecond)?.workers;
+}
+
+/** Where adding workers stops paying, and why, in words, from what the levels measured. */
+function scaleVerdict(scale: ScaleResult, kind: 'tts' | 'video'): string {
+  const rates = scale.levels.map((level) => ({ workers: level.workers, rate: level[kind] }));
+  const [first] = rates;
+  const last = rates.at(-1);
+  if (!first || !last || rates.length < 2) return '';
+  const stop = rates.find((row) => row.workers === scaleStopsAt(scale, kind));
+  const others = Math.max(...rates.map((row) => row.rate.machineCoresBusy - row.rate.coresBusy));
+  const plural = (workers: number) => `${workers} worker${workers === 1 ? '' : 's'}`;
+  return (
+    `one worker's ${kind === 'tts' ? 'job' : 'video'} costs ${time(first.rate.cpuMsPerJob.total)} of CPU, ${time(first.rate.cpuMsPerJob.ffmpeg)} of it in ffmpeg, ` +
+    `and one worker keeps ${first.rate.coresBusy} cores busy, so on an otherwise idle machine ${scale.cores} cores allow at most ` +
+    `×${(scale.cores / first.rate.coresBusy).toFixed(2)} one worker. Measured: ${rates.map((row) => `×${row.rate.speedUp} with ${plural(row.workers)}`).join(', ')}` +
+    (stop
+      ? `; it stops scaling at ${plural(stop.workers)}: beyond, the cores are taken and more workers only share them (a job in its worker ` +
+        `took ${time(stop.rate.workerP50Ms)} with ${plural(stop.workers)}, ${time(last.rate.workerP50Ms)} with ${last.workers}).`
+      : '; every step still gained 10 % or more.') +
+    (others > 0.25
+      ? ` Other work shared the machine (up to ${others.toFixed(2)} cores beside the cluster's): the cluster's share of the cores grew ` +
+        'with its number of processes, so these speed-ups are not those of an idle machine.'
+      : '')
+  );
+}
+
+function scaleSection(results: Results): string[] {
+  const scale = results.scale;
+  if (!scale) return [];
+  const { plan } = scale;
+  const rateRows = (kind: 'tts' | 'video') =>
+    scale.levels.map((level) => {
+      const rate = level[kind];
+      return [
+        level.workers,
+        level.clients,
+        perRound(rate, kind === 'video'),
+        `×${rate.speedUp}`,
+        time(rate.p50Ms),
+        time(rate.workerP50Ms),
+        time(rate.cpuMsPerJob.total),
+        `${rate.coresBusy} (${rate.machineCoresBusy})`,
+        rate.errors,
+        rate.jobs,
+      ];
+    });
+  const header = (unit: string) => ['workers', 'clients', `${unit}, median (rounds)`, 'speed-up', 'p50 end to end', 'p50 in the worker', 'CPU per job', 'cores busy: cluster (machine)', 'errors', 'jobs'];
+  const [one] = scale.levels;
+  const roles = (rate: ScaleRate) => {
+    const cpu = rate.cpuMsPerJob;
+    return [time(cpu.api), time(cpu.redis), time(cpu.workers), time(cpu.ffmpeg), time(cpu.engineHosts), time(cpu.total)];
+  };
+  const videoLabel = `${scale.video.duration.toFixed(0)} s videos at ${scale.video.case}`;
+  return [
+    '## Scale-out: `voxreel worker` processes on one Redis',
+    '',
+    `Short \`/tts\` (one sentence, ${scale.sentenceCharacters.min}–${scale.sentenceCharacters.max} characters, mp3):`,
+    '',
+    table(header('jobs per second'), rateRows('tts')),
+    '',
+    `${videoLabel} (9:16, constant rate, word captions):`,
+    '',
+    table(header('videos per minute'), rateRows('video')),
+    '',
+    ...(one
+      ? [
+          'CPU time per job with one worker, by process:',
+          '',
+          table(
+            ['job', 'API process', 'redis-server', 'worker (Node)', 'ffmpeg and ffprobe runs', 'engine hosts', 'all'],
+            [
+              ['short `/tts`', ...roles(one.tts)],
+              [videoLabel, ...roles(one.video)],
+            ],
+          ),
+          '',
+        ]
+      : []),
+    `**Where it stops.** Short \`/tts\`: ${scaleVerdict(scale, 'tts')} Videos: ${scaleVerdict(scale, 'video')} ` +
+      `Each worker runs one job at a time (\`CONCURRENCY=1\`): its Node process, its engine host and the job's ffmpeg, whose ` +
+      `encoder threads take whatever core is free; on this ${scale.cores}-core machine a second worker can at best use what the ` +
+      'first leaves idle, and more workers than that only split the same cores (their jobs take longer each).',
+    '',
+    `One API process with \`REDIS_URL\` (the benchmark's settings otherwise) and ${plan.levels.join(', ')} \`voxreel worker\` ` +
+      'processes with `CONCURRENCY=1`, on one redis-server started by the benchmark, local storage in one temporary ' +
+      '`OUTPUT_DIR` shared by all (`CDN_URL` set to the API\'s `/files`), the request cache and the sentence cache off on every ' +
+      `process (\`CACHE_MAX_ENTRIES=0\`, \`SENTENCE_CACHE_MB=0\`). Closed loop with two synchronous clients per worker: short ` +
+      `\`/tts\` requests for ${plan.ttsSeconds} s, each with a sentence no other request had; then ${plan.videosPerWorker} ` +
+      `video${plan.videosPerWorker === 1 ? '' : 's'} per worker. A rate is jobs answered over the time from the first request to the ` +
+      `last answer; the median of ${plan.rounds} round${plan.rounds === 1 ? '' : 's'} taken ${plan.levels.join('→')}` +
+      `${plan.rounds > 1 ? `, then back ${[...plan.levels].reverse().join('→')}` : ''}${plan.rounds > 2 ? ', and so on' : ''}, ` +
+      'workers started or stopped between levels and every new one warmed up (two short jobs and a 5 s video) before timing. ' +
+      '"In the worker": its `job finished` log line. CPU: utime + stime from /proc of the API process and its children, ' +
+      'redis-server, the workers\' Node processes, the programs they ran and waited for (cutime + cstime: ffmpeg, ffprobe) ' +
+      'and their engine hosts; "machine" is /proc/stat\'s busy share of all cores, whoever used them.',
+    '',
+    'What the queue adds to a job, and a cache hit:',
+    '',
+    table(
+      ['short `/tts`', 'p50', 'p90', 'min–max', 'runs'],
+      [
+        latencyRow('caches off, API process running the job itself (no `REDIS_URL`)', scale.queue.embedded),
+        latencyRow('caches off, API → Redis → 1 worker → Redis → API', scale.queue.redis),
+        ['difference (the queue)', `${scale.queue.p50DifferenceMs} ms`, `${scale.queue.p90DifferenceMs} ms`, '', ''],
+        latencyRow('caches on, a cache hit, cache in the API process', scale.cacheHit.embedded),
+        latencyRow('caches on, a cache hit, cache in Redis', scale.cacheHit.redis),
+      ],
+    ),
+    '',
+    `Queue: ${plan.latencyRuns} pairs of one request to each side, one at a time, which side goes first alternating; each pair ` +
+      'a sentence of its own, the same on both sides; both processes with `CONCURRENCY=1` and the caches off, after a few ' +
+      'untimed requests. The difference is the trip through Redis (BullMQ: the job added, taken by the worker, its completion ' +
+      `event read by the API). Cache hits: the same two set-ups with the caches on (the defaults): one request, then the same ` +
+      `request ${plan.latencyRuns} times on each side, interleaved, each answered \`cached: true\` (a look-up in the process's ` +
+      'memory or in Redis, and a check that the file still exists).',
     '',
   ];
 }
@@ -513,6 +651,25 @@ export function readmeSection(results: Results): string {
     lines.push(
       `- Short \`/tts\` requests: up to ${busiest.requestsPerSecond} per second (concurrency ${busiest.concurrency}, p99 ` +
         `${time(busiest.p99Ms)}), ${results.throughput.reduce((sum, row) => sum + row.errors, 0)} errors; server event-loop delay p99 at most ${worstLag} ms.`,
+    );
+  }
+  const scale = results.scale;
+  if (scale && scale.levels.length > 1) {
+    const rates = (kind: 'tts' | 'video', per: number) =>
+      scale.levels.map((level) => `${(per * level[kind].perSecond).toFixed(1)} (×${level[kind].speedUp})`).join(', ');
+    const [one] = scale.levels;
+    const stopsAt = (kind: 'tts' | 'video') => {
+      const workers = scaleStopsAt(scale, kind);
+      return workers === undefined ? 'gained at every level' : `stop scaling at ${workers} worker${workers === 1 ? '' : 's'}`;
+    };
+    const [ttsStop, videoStop] = [stopsAt('tts'), stopsAt('video')];
+    const stops = ttsStop === videoStop ? `Both ${ttsStop}` : `Short jobs ${ttsStop}, videos ${videoStop}`;
+    lines.push(
+      `- Workers on one Redis (${scale.levels.map((level) => level.workers).join(', ')} \`voxreel worker\` processes, one job at a time each, ${scale.cores} cores): ` +
+        `short \`/tts\` ${rates('tts', 1)} jobs per second, ${scale.video.duration.toFixed(0)} s ${scale.video.case} videos ${rates('video', 60)} per minute. ` +
+        `${stops}: one worker alone keeps ${one?.tts.coresBusy} of the ${scale.cores} cores busy ` +
+        `with short jobs and ${one?.video.coresBusy} with videos (ffmpeg's threads), and more workers only share the rest. ` +
+        `The queue adds ${time(scale.queue.p50DifferenceMs)} to a short job (p50); a cache hit answers in ${scale.cacheHit.embedded.p50} ms in one process, ${scale.cacheHit.redis.p50} ms through Redis.`,
     );
   }
   if (video?.speedUpOverNaive) {

@@ -2,8 +2,8 @@
  * The benchmark: `npm run bench` measures the service as a real process over loopback, beside the raw pipelines
  * it wraps, and writes BENCHMARKS.json, BENCHMARKS.md and README's "Performance" section from that one run.
  *
- *   npm run bench                      full run (about 8 to 14 minutes), writes the results
- *   npm run bench -- --quick           smoke run (under a minute), prints the results, writes nothing
+ *   npm run bench                      full run (about 12 to 18 minutes), writes the results
+ *   npm run bench -- --quick           smoke run (two to three minutes), prints the results, writes nothing
  *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
  *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
  */
@@ -16,6 +16,7 @@ import { peaksByKind } from './memory.js';
 import { machineFacts, sourceFingerprint, type MachineFacts } from './machine.js';
 import { RawPipeline } from './raw.js';
 import { publish } from './report.js';
+import { measureScale, type ScaleResult } from './scale.js';
 import { postOk, procStatusKb, startService, type Service } from './service.js';
 import { measureSpeech, type SpeechResult } from './speech.js';
 import { linearFit, round, type LinearFit } from './stats.js';
@@ -29,7 +30,7 @@ import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'memory'] as const;
+const SECTIONS = ['tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -41,11 +42,12 @@ const PLANS = {
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
+    scale: { levels: [1, 2, 4], rounds: 3, ttsSeconds: 4, videosPerWorker: 2, videoSeconds: 60, latencyRuns: 40 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
-    deadlineMinutes: 20,
+    deadlineMinutes: 25,
   },
   quick: {
     ttsSizes: [{ characters: 200, runs: 2 }],
@@ -57,11 +59,13 @@ const PLANS = {
     worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
     // One run of each; the minute of narration as in the full run, so the neural voice's targets are judged.
     voices: { runs: 1, seconds: 60, videoSeconds: 60 },
+    // One round of one and two workers, a short video each.
+    scale: { levels: [1, 2], rounds: 1, ttsSeconds: 2, videosPerWorker: 1, videoSeconds: 15, latencyRuns: 10 },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     processStartRuns: 2,
     spawnBallastMb: [0, 200],
     warmUpRounds: 1,
-    deadlineMinutes: 2,
+    deadlineMinutes: 4,
   },
 };
 type Plan = (typeof PLANS)['full'];
@@ -84,6 +88,7 @@ export interface Results {
   speech: SpeechResult | null;
   worstCases: WorstCaseRow[];
   voices: VoicesResult | null;
+  scale: ScaleResult | null;
 }
 
 async function main(): Promise<void> {
@@ -119,6 +124,7 @@ async function main(): Promise<void> {
     speech: null,
     worstCases: [],
     voices: null,
+    scale: null,
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -160,6 +166,9 @@ async function main(): Promise<void> {
     });
     await section('voices', 'each engine\'s main English voice: real-time factor, word error rate; the neural voice streamed and in a video', async () => {
       results.voices = await measureVoices(service, plan.voices, workDir);
+    });
+    await section('scale', `issue 14: ${plan.scale.levels.join(', ')} \`voxreel worker\` processes on one redis-server; what the queue adds to a job; cache hits`, async () => {
+      results.scale = await measureScale(plan.scale, { voice: VOICE, workDir });
     });
     const serverPeak = await serverPeakMb();
     // Engine hosts of the timed server have run the most work: their peaks count too.

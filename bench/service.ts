@@ -1,36 +1,52 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { textOf } from './texts.js';
-import { startServer, type RunningServer } from '../test/server-process.js';
+import { startServer, startWorker, type RunningServer } from '../test/server-process.js';
 
 /** Longest any single request may take before the benchmark gives up on it. */
 const REQUEST_TIMEOUT_MS = 180_000;
 
 export interface Service {
+  /** Empty for a worker: it listens on nothing. */
   baseUrl: string;
   pid: number;
+  /** Its JSON log lines so far. */
+  logs: ReadonlyArray<Record<string, unknown>>;
   stop(): Promise<void>;
 }
+
+/** The request cache and the sentence cache off: every request does its work, as the raw pipelines it is compared with do. */
+export const CACHES_OFF = { CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' };
 
 /**
  * `npm start`'s command as a real process on a free loopback port (test/server-process.ts), configured as shipped
  * (LOG_LEVEL info, CONCURRENCY = cores) except: its own temporary OUTPUT_DIR, no rate limit and no per-client caps
- * (the benchmark is one client standing in for many).
+ * (the benchmark is one client standing in for many), and CACHES_OFF (the sections repeat identical requests).
  */
 export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const server: RunningServer = await startServer({ RATE_LIMIT_MAX: '0', CLIENT_MAX_JOBS: '0', CLIENT_CHARACTERS_PER_WINDOW: '0', ...env });
+  return managed(await startServer({ RATE_LIMIT_MAX: '0', CLIENT_MAX_JOBS: '0', CLIENT_CHARACTERS_PER_WINDOW: '0', ...CACHES_OFF, ...env }));
+}
+
+/** `voxreel worker` as a real process (test/server-process.ts), stopped as the server is. */
+export async function startWorkerService(env: Record<string, string>): Promise<Service> {
+  return managed(await startWorker(env));
+}
+
+function managed(server: RunningServer): Service {
   const pid = server.child.pid;
-  if (pid === undefined) throw new Error('the server has no pid');
+  if (pid === undefined) throw new Error('the process has no pid');
+  const kill = () => server.child.kill('SIGKILL');
+  process.once('exit', kill);
   let stopped: Promise<void> | undefined;
-  // SIGTERM first, so the server stops its engine hosts itself; the helper's SIGKILL is the fallback.
+  // SIGTERM first, so the process stops its engine hosts itself; the helper's SIGKILL is the fallback.
   const stop = () =>
     (stopped ??= (async () => {
       server.child.kill('SIGTERM');
       await Promise.race([server.exited, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
       await server.stop();
+      process.off('exit', kill);
     })());
-  process.once('exit', () => server.child.kill('SIGKILL'));
-  return { baseUrl: server.baseUrl, pid, stop };
+  return { baseUrl: server.baseUrl, pid, logs: server.logs, stop };
 }
 
 export interface Answer<T> {

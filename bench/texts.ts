@@ -44,3 +44,14 @@ export function punctuatedOf(characters: number): string {
   });
   return text + prose.slice(from);
 }
+
+const WHO = ['The red boat', 'The old baker', 'A tall sailor', 'The night ferry', 'A young fisher', 'The harbour cat', 'The blue tram', 'A quiet painter', 'The first bus', 'The grey gull'];
+const DOES = ['leaves the harbour', 'passes the lighthouse', 'crosses the market', 'waits by the sea wall', 'turns down the lane', 'stops at the bakery', 'climbs the old steps', 'rounds the far pier', 'circles the square', 'slows near the docks'];
+const WHEN = ['before dawn', 'at half past six', 'after the rain', 'in the fog', 'as the tide turns', 'at noon', 'under grey clouds', 'at sunset', 'before the storm', 'late at night'];
+const HOW = ['every day', 'without a sound', 'once again', 'as always', 'in no hurry', 'with the wind', 'for a while', 'as planned', 'on the dot', 'right on time'];
+
+/** One short sentence (about 60 characters), a different one for each n below 10 000: no cache can answer one with another's audio. */
+export function sentenceOf(n: number): string {
+  const pick = (words: readonly string[], place: number) => words[Math.floor(n / 10 ** place) % 10] as string;
+  return `${pick(WHO, 0)} ${pick(DOES, 1)} ${pick(WHEN, 2)}, ${pick(HOW, 3)}.`;
+}

@@ -135,14 +135,26 @@ async function slice(service: Service, control: LoopProbe, body: unknown, concur
 
 /** utime + stime of the process, in seconds. */
 async function serverCpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after "(comm)": state is the 3rd field of the line, utime the 14th and stime the 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  const times = await cpuSeconds(pid);
+  if (!times) throw new Error(`process ${pid} is gone`);
+  return times.own;
+}
+
+/**
+ * CPU time of a process in seconds: its own (utime + stime), and that of its children that have exited and been
+ * waited for (cutime + cstime); undefined once it is gone.
+ */
+export async function cpuSeconds(pid: number): Promise<{ own: number; reaped: number } | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return undefined;
+  // Fields after "(comm)": state is the 3rd field of the line, utime the 14th, stime the 15th, cutime and cstime the next two.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const ticks = (index: number) => fields[index] ?? Number.NaN;
+  return { own: (ticks(11) + ticks(12)) / TICKS_PER_SECOND, reaped: (ticks(13) + ticks(14)) / TICKS_PER_SECOND };
 }
 
 /** All cores' ticks since boot: busy (everything but idle and iowait) and total. */
-async function machineTicks(): Promise<{ busy: number; total: number }> {
+export async function machineTicks(): Promise<{ busy: number; total: number }> {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
   const ticks = line.trim().split(/\s+/).slice(1).map(Number);
   const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);

@@ -58,9 +58,11 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
 
   beforeAll(async () => {
     [redis, s3] = await Promise.all([startRedis(), startS3()]);
-    const started = await Promise.all([startServer(env()), startServer(env()), startWorker(env()), startWorker(env())]);
-    apis.push(started[0] as RunningServer, started[1] as RunningServer);
-    workers.push(started[2] as RunningServer, started[3] as RunningServer);
+    // Every one that started is kept for afterAll to stop, even when another failed to.
+    const started = await Promise.allSettled([startServer(env()), startServer(env()), startWorker(env()), startWorker(env())]);
+    started.forEach((result, index) => result.status === 'fulfilled' && (index < 2 ? apis : workers).push(result.value));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   }, 60_000);
 
   afterAll(async () => {

@@ -55,6 +55,12 @@ async function startService(script: string, readyMessage: string, env: Record<st
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     void exited.then(({ code }) => reject(new Error(`server exited with ${String(code)} before listening:\n${stderr}`)));
     setTimeout(() => reject(new Error('server did not start in 30 s')), 30_000).unref();
+  }).catch(async (error: unknown) => {
+    // One that never got ready is not left running: no caller has it to stop.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    await rm(outputDir, { recursive: true, force: true });
+    throw error;
   });
   return {
     child,
