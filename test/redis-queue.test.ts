@@ -144,6 +144,19 @@ describe('jobs queued in Redis', () => {
     expect(logged.filter((entry) => entry.msg === 'job started' && entry.job === finished[0]?.job)).toHaveLength(1);
   }, 60_000);
 
+  it('DELETE stops a job running in a worker: cancelled, nothing published, and a run after it stops at once', async () => {
+    await startWorker();
+    const before = (await api.listFiles()).filter((file) => !file.startsWith('.'));
+    const id = await submit('/tts-video', { text: 'A long video that will not be finished. '.repeat(40), voice: VOICE });
+    while ((await status(id)).state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const deleted = await api.app.inject({ method: 'DELETE', url: `/jobs/${id}` });
+    expect(deleted.json()).toMatchObject({ state: 'cancelled', error: { code: 'JOB_CANCELLED' } });
+    expect(await status(id)).toMatchObject({ state: 'cancelled' });
+    expect((await api.listFiles()).filter((file) => !file.startsWith('.'))).toEqual(before);
+    expect(logged.some((entry) => entry.msg === 'job finished' && entry.job === id && entry.outcome === 'JOB_CANCELLED')).toBe(true);
+  }, 60_000);
+
   it('webhooks fire from the worker with the finished job, signed, and for a job cancelled before it ran', async () => {
     received.length = 0;
     const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Never run.', voice: VOICE, webhook_url: hookUrl } });
