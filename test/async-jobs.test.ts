@@ -1,10 +1,9 @@
-import { createServer, type IncomingMessage } from 'node:http';
-import { once } from 'node:events';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/jobs/webhooks.js';
 import { useTestApp } from './helpers.js';
+import { useWebhookReceiver, type Delivery } from './webhook-receiver.js';
 import { probe } from './media.js';
 
 const VOICE = 'espeak-ng:en-us';
@@ -155,30 +154,15 @@ describe('a job belongs to its client', () => {
 });
 
 describe('webhooks', () => {
-  const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
-  const receiver = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      received.push({ headers: request.headers, body });
-      response.writeHead(204).end();
-    });
-  });
-  let hookUrl = '';
-  beforeAll(async () => {
-    receiver.listen(0, '127.0.0.1');
-    await once(receiver, 'listening');
-    hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
-  });
-  afterAll(() => new Promise((resolve) => receiver.close(resolve)));
+  const hooks = useWebhookReceiver();
   const test = useTestApp({ WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: 'true', CACHE_MAX_ENTRIES: '0' });
 
   it('POSTs the finished job, signed with HMAC-SHA256 over the timestamp and the body', async () => {
-    const id = await submit(test.app, '/tts', { text: 'Call me back.', voice: VOICE, webhook_url: hookUrl });
+    const id = await submit(test.app, '/tts', { text: 'Call me back.', voice: VOICE, webhook_url: hooks.url });
     const { final } = await settle(test.app, id);
-    for (let waited = 0; received.length === 0 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const received = await hooks.waitFor(1);
     expect(received).toHaveLength(1);
-    const [delivery] = received as [(typeof received)[0]];
+    const [delivery] = received as [Delivery];
     expect(delivery.headers['voxreel-event']).toBe('job.succeeded');
     expect(verifyWebhookSignature(SECRET, String(delivery.headers['voxreel-signature']), delivery.body)).toBe(true);
     expect(verifyWebhookSignature('another-secret-entirely', String(delivery.headers['voxreel-signature']), delivery.body)).toBe(false);

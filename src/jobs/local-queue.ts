@@ -2,9 +2,8 @@ import { AppError, cancelReason, isAppError } from '../errors.js';
 import type { FinishedJob } from './completion.js';
 import type { JobExecutor } from './executor.js';
 import type { JobRunner } from './job-runner.js';
-import { etaSeconds, jobError, newJobId, type JobQueue, type JobState, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { etaSeconds, finishedView, jobError, newJobId, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
-
 
 interface LocalJob {
   id: string;
@@ -13,13 +12,13 @@ interface LocalJob {
   priority: number;
   /** Arrival order (times can tie within a millisecond). */
   sequence: number;
-  state: JobState;
+  /** Until it has finished; then `result` says how. */
+  state: 'queued' | 'running';
   createdAt: number;
   startedAt?: number;
   finishedAt?: number;
+  result?: JobResult;
   progress: number;
-  error?: AppError;
-  outcome?: JobOutcome;
   controller: AbortController;
   done: Promise<JobOutcome>;
   expiry?: NodeJS.Timeout;
@@ -80,7 +79,7 @@ export class LocalJobQueue implements JobQueue {
   async cancel(id: string, clientId: string): Promise<JobView | undefined> {
     const job = this.jobs.get(id);
     if (!job || job.clientId !== clientId) return undefined;
-    if (job.state === 'queued' || job.state === 'running') {
+    if (!job.result) {
       job.controller.abort(cancelReason('JOB_CANCELLED'));
       await job.done.catch(() => undefined);
     }
@@ -100,7 +99,7 @@ export class LocalJobQueue implements JobQueue {
     this.jobs.set(job.id, job);
     if (this.jobs.size <= MAX_KEPT_JOBS) return;
     for (const kept of this.jobs.values()) {
-      if (kept.finishedAt === undefined) continue;
+      if (!kept.result) continue;
       this.forget(kept);
       break;
     }
@@ -119,41 +118,33 @@ export class LocalJobQueue implements JobQueue {
       job.expiry = setTimeout(() => this.jobs.delete(id), this.options.retentionMs);
       job.expiry.unref();
     }
-    if (outcome) {
-      job.state = 'succeeded';
-      job.progress = 100;
-      job.outcome = outcome;
-    } else {
-      job.error = isAppError(error) ? error : new AppError('INTERNAL_ERROR', { cause: error });
-      job.state = job.error.code === 'JOB_CANCELLED' ? 'cancelled' : 'failed';
-    }
+    const failure = outcome ? undefined : isAppError(error) ? error : new AppError('INTERNAL_ERROR', { cause: error });
+    job.result = outcome ? { ok: true, outcome } : { ok: false, error: jobError(failure as AppError) };
     this.options.onFinished?.({ spec: job.spec, view: this.view(job), outcome, cacheKey: submitted.cacheKey, webhookUrl: submitted.webhookUrl });
-    if (!outcome) throw job.error;
-    return outcome;
+    if (failure) throw failure;
+    return outcome as JobOutcome;
   }
 
   private view(job: LocalJob): JobView {
+    const { id, createdAt, startedAt, finishedAt, result } = job;
+    const operation = job.spec.operation;
+    if (result) return finishedView({ id, createdAt, startedAt, finishedAt: finishedAt ?? Date.now() }, operation, result, this.options.retentionMs);
     const base = {
-      id: job.id,
-      operation: job.spec.operation,
+      id,
+      operation,
       state: job.state,
-      createdAt: new Date(job.createdAt).toISOString(),
-      ...(job.startedAt ? { startedAt: new Date(job.startedAt).toISOString() } : {}),
-      ...(job.finishedAt ? { finishedAt: new Date(job.finishedAt).toISOString(), expiresAt: new Date(job.finishedAt + this.options.retentionMs).toISOString() } : {}),
+      createdAt: new Date(createdAt).toISOString(),
+      ...(startedAt ? { startedAt: new Date(startedAt).toISOString() } : {}),
     };
-    const jobSeconds = this.runner.expectedSeconds(job.spec.operation);
-    if (job.state === 'queued') {
-      const others = [...this.unfinished];
-      const ahead = others.filter((other) => other.state === 'queued' && isAhead(other, job)).length;
-      const running = others.filter((other) => other.state === 'running').length;
-      return { ...base, position: ahead, etaSeconds: etaSeconds(ahead, running, this.runner.concurrency, jobSeconds) };
-    }
+    const jobSeconds = this.runner.expectedSeconds(operation);
     if (job.state === 'running') {
       const left = Math.max(1, Math.round(jobSeconds * (1 - job.progress / 100)));
       return { ...base, progress: job.progress, etaSeconds: left };
     }
-    if (job.state === 'succeeded') return { ...base, progress: 100, result: job.outcome?.body };
-    return { ...base, error: jobError(job.error as AppError) };
+    const others = [...this.unfinished];
+    const ahead = others.filter((other) => other.state === 'queued' && isAhead(other, job)).length;
+    const running = others.filter((other) => other.state === 'running').length;
+    return { ...base, position: ahead, etaSeconds: etaSeconds(ahead, running, this.runner.concurrency, jobSeconds) };
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AppError, ErrorCode } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { JobClient } from './job-runner.js';
 import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
 
@@ -86,4 +86,33 @@ export function etaSeconds(ahead: number, running: number, concurrency: number, 
 export function jobError(error: AppError): JobError {
   const message = error.code === 'INTERNAL_ERROR' ? 'An unexpected error occurred.' : error.message;
   return { code: error.code, message, ...(error.field ? { field: error.field } : {}), ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
+}
+
+/** How a job ended: its outcome, or the error it keeps. */
+export type JobResult = { ok: true; outcome: JobOutcome } | { ok: false; error: JobError };
+
+export function cancelledResult(): JobResult {
+  return { ok: false, error: jobError(new AppError('JOB_CANCELLED')) };
+}
+
+/** When a job was made, started and finished (ms since the epoch), as either queue keeps them. */
+export interface JobTimes {
+  id: string;
+  createdAt: number;
+  startedAt?: number;
+  finishedAt: number;
+}
+
+/** The view of a finished job, the same from either queue, from the process that ran it (its webhook) and from any other. */
+export function finishedView(times: JobTimes, operation: QueuedOperation, result: JobResult, retentionMs: number): JobView {
+  const base = {
+    id: times.id,
+    operation,
+    createdAt: new Date(times.createdAt).toISOString(),
+    ...(times.startedAt ? { startedAt: new Date(times.startedAt).toISOString() } : {}),
+    finishedAt: new Date(times.finishedAt).toISOString(),
+    expiresAt: new Date(times.finishedAt + retentionMs).toISOString(),
+  };
+  if (result.ok) return { ...base, state: 'succeeded', progress: 100, result: result.outcome.body };
+  return { ...base, state: result.error.code === 'JOB_CANCELLED' ? 'cancelled' : 'failed', error: result.error };
 }

@@ -6,7 +6,7 @@ import type { JobCompletion } from './completion.js';
 import { INITIAL_JOB_SECONDS } from './job-runner.js';
 import type { ClientQuota } from './quota.js';
 import { closeRedis, connectQueueRedis, within } from './redis-connection.js';
-import { etaSeconds, newJobId, type JobError, type JobQueue, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
 
 /** A job as it waits in Redis: what to do, for whom, and what its runs have established. */
@@ -22,14 +22,12 @@ export interface QueuedJobData {
   published?: JobOutcome;
 }
 
-/** How a job ended, as its worker returns it (BullMQ's failures are kept for crashes and infrastructure). */
-export type QueuedJobResult = { ok: true; outcome: JobOutcome } | { ok: false; error: JobError };
 
 /** Runs of one job: the first, and one more after an infrastructure failure (a crashed worker counts as a stall instead). */
 export const JOB_ATTEMPTS = 2;
 
 /** What a job BullMQ failed shows: its worker was lost more than once, or an internal error recurred. */
-export const LOST_RESULT: QueuedJobResult = {
+export const LOST_RESULT: JobResult = {
   ok: false,
   error: { code: 'INTERNAL_ERROR', message: 'The job failed: its worker stopped or an internal error recurred.' },
 };
@@ -58,19 +56,9 @@ export function queueOptions(config: Config) {
   };
 }
 
-/** The view of a finished job, the same from the worker that ran it (for its webhook) and from any API process. */
-export function finishedView(job: Pick<Job, 'id' | 'timestamp' | 'processedOn' | 'finishedOn'>, operation: QueuedOperation, result: QueuedJobResult, retentionMs: number): JobView {
-  const finishedOn = job.finishedOn ?? Date.now();
-  const base = {
-    id: job.id as string,
-    operation,
-    createdAt: new Date(job.timestamp).toISOString(),
-    ...(job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {}),
-    finishedAt: new Date(finishedOn).toISOString(),
-    expiresAt: new Date(finishedOn + retentionMs).toISOString(),
-  };
-  if (result.ok) return { ...base, state: 'succeeded', progress: 100, result: result.outcome.body };
-  return { ...base, state: result.error.code === 'JOB_CANCELLED' ? 'cancelled' : 'failed', error: result.error };
+/** A BullMQ job's times, for `finishedView` (`finishedAt`: now, for a job that is finishing). */
+export function timesOf(job: Pick<Job, 'id' | 'timestamp' | 'processedOn' | 'finishedOn'>): JobTimes {
+  return { id: job.id as string, createdAt: job.timestamp, startedAt: job.processedOn, finishedAt: job.finishedOn ?? Date.now() };
 }
 
 export function toAppError(error: JobError): AppError {
@@ -91,7 +79,7 @@ export class RedisJobQueue implements JobQueue {
   private constructor(
     private readonly config: Config,
     private readonly redis: Redis,
-    private readonly queue: Queue<QueuedJobData, QueuedJobResult>,
+    private readonly queue: Queue<QueuedJobData, JobResult>,
     private readonly events: QueueEvents,
     private readonly options: RedisQueueOptions,
     /** The queue's own connection (QueueEvents makes its own from it); closed here. */
@@ -108,7 +96,7 @@ export class RedisJobQueue implements JobQueue {
   static async open(options: RedisQueueOptions): Promise<RedisJobQueue> {
     const { config, redis } = options;
     const connection = connectQueueRedis(config.redisUrl as string, options.log);
-    const queue = new Queue<QueuedJobData, QueuedJobResult>(config.queueName, { connection });
+    const queue = new Queue<QueuedJobData, JobResult>(config.queueName, { connection });
     const events = new QueueEvents(config.queueName, { connection });
     const onError = (err: Error) => options.log.error({ err }, 'Redis queue error');
     queue.on('error', onError);
@@ -147,10 +135,10 @@ export class RedisJobQueue implements JobQueue {
    * Waits for the job; a synchronous client that goes away cancels it, as in the embedded queue. It waits no longer
    * than a queue wait of VIDEO_TIMEOUT_MS plus the job's own deadline (no worker running must not hang a request).
    */
-  private async outcomeOf(job: Job<QueuedJobData, QueuedJobResult>, signal: AbortSignal | undefined): Promise<JobOutcome> {
+  private async outcomeOf(job: Job<QueuedJobData, JobResult>, signal: AbortSignal | undefined): Promise<JobOutcome> {
     const waitMs = signal ? job.data.timeoutMs + this.config.videoTimeoutMs : undefined;
     const finished = job.waitUntilFinished(this.events, waitMs).then(
-      (result: QueuedJobResult) => {
+      (result: JobResult) => {
         if (result.ok) return result.outcome;
         throw toAppError(result.error);
       },
@@ -183,8 +171,8 @@ export class RedisJobQueue implements JobQueue {
     // BullMQ removes finished jobs only as later ones finish: past its time, a job is gone whatever Redis still holds.
     if (job.finishedOn && job.finishedOn + this.config.jobRetentionMs < Date.now()) return undefined;
     const state = await job.getState();
-    if (state === 'completed') return finishedView(job, operation, job.returnvalue, this.config.jobRetentionMs);
-    if (state === 'failed') return finishedView(job, operation, LOST_RESULT, this.config.jobRetentionMs);
+    if (state === 'completed') return finishedView(timesOf(job), operation, job.returnvalue, this.config.jobRetentionMs);
+    if (state === 'failed') return finishedView(timesOf(job), operation, LOST_RESULT, this.config.jobRetentionMs);
     const base = { id, operation, createdAt: new Date(job.timestamp).toISOString() };
     const jobSeconds = await this.jobSeconds(operation);
     if (state === 'active') {
@@ -215,8 +203,7 @@ export class RedisJobQueue implements JobQueue {
       // A worker took it meanwhile: cancel it there (once more at most).
       if (!removed) return tries > 1 ? this.cancel(id, clientId, tries - 1) : this.get(id, clientId);
       this.releaseQuota(id);
-      const result: QueuedJobResult = { ok: false, error: { code: 'JOB_CANCELLED', message: new AppError('JOB_CANCELLED').message } };
-      const view = finishedView({ ...job, finishedOn: Date.now() }, job.data.spec.operation, result, this.config.jobRetentionMs);
+      const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, job.data.spec.operation, cancelledResult(), this.config.jobRetentionMs);
       await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
       await this.options.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
       return view;

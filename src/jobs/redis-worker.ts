@@ -5,9 +5,9 @@ import type { Config } from '../config.js';
 import { AppError, abortError, cancelReason, deadlineSignal, isAppError } from '../errors.js';
 import { movingAverage } from './job-runner.js';
 import type { JobPipeline } from './pipeline.js';
-import { jobError } from './queue.js';
+import { cancelledResult, finishedView, jobError, type JobResult } from './queue.js';
 import { closeRedis, connectQueueRedis } from './redis-connection.js';
-import { finishedView, JOB_ATTEMPTS, LOST_RESULT, queueKeys, type QueuedJobData, type QueuedJobResult } from './redis-queue.js';
+import { JOB_ATTEMPTS, LOST_RESULT, queueKeys, timesOf, type QueuedJobData } from './redis-queue.js';
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;
@@ -26,10 +26,6 @@ function isInfrastructureFailure(error: AppError, thrown: unknown): boolean {
   if (error.code === 'STORAGE_FAILED') return true;
   const code = (thrown as { code?: unknown } | undefined)?.code;
   return !isAppError(thrown) && typeof code === 'string' && NETWORK_ERRORS.has(code);
-}
-
-function cancelledResult(): QueuedJobResult {
-  return { ok: false, error: jobError(new AppError('JOB_CANCELLED')) };
 }
 
 /**
@@ -53,7 +49,7 @@ export class RedisJobWorker {
     private readonly pipeline: JobPipeline,
     private readonly redis: Redis,
     private readonly log: WorkerLog,
-    private readonly worker: Worker<QueuedJobData, QueuedJobResult>,
+    private readonly worker: Worker<QueuedJobData, JobResult>,
     /** The worker's connection (BullMQ leaves a given one open) and the cancel subscriber's; closed here. */
     private readonly connections: Redis[],
   ) {
@@ -66,7 +62,7 @@ export class RedisJobWorker {
     // The processor needs the object that needs the worker: it is filled in before the worker runs.
     const started: { self?: RedisJobWorker } = {};
     const connection = connectQueueRedis(url, options.log);
-    const worker = new Worker<QueuedJobData, QueuedJobResult>(config.queueName, (job, token, signal) => (started.self as RedisJobWorker).process(job, token, signal), {
+    const worker = new Worker<QueuedJobData, JobResult>(config.queueName, (job, token, signal) => (started.self as RedisJobWorker).process(job, token, signal), {
       connection,
       concurrency: config.concurrency,
       lockDuration: LOCK_MS,
@@ -89,7 +85,7 @@ export class RedisJobWorker {
     return self;
   }
 
-  private async process(job: Job<QueuedJobData, QueuedJobResult>, token: string | undefined, cancelled: AbortSignal | undefined): Promise<QueuedJobResult> {
+  private async process(job: Job<QueuedJobData, JobResult>, token: string | undefined, cancelled: AbortSignal | undefined): Promise<JobResult> {
     const data = job.data;
     // Published by an earlier run that died before it could say so: answer that, never render again.
     if (data.published) return this.finish(job, { ok: true, outcome: data.published });
@@ -104,7 +100,7 @@ export class RedisJobWorker {
     if (cancelled?.aborted) onCancel();
     cancelled?.addEventListener('abort', onCancel, { once: true });
     const signal = AbortSignal.any([stop.signal, deadline.signal, this.shutdown.signal]);
-    let result: QueuedJobResult;
+    let result: JobResult;
     try {
       const outcome = await this.pipeline.executor.execute(data.spec, {
         signal,
@@ -142,17 +138,17 @@ export class RedisJobWorker {
   }
 
   /** What follows every job that ends here: the cache, the webhook; then its result goes to BullMQ. */
-  private async finish(job: Job<QueuedJobData, QueuedJobResult>, result: QueuedJobResult): Promise<QueuedJobResult> {
+  private async finish(job: Job<QueuedJobData, JobResult>, result: JobResult): Promise<JobResult> {
     const { spec, cacheKey, webhookUrl } = job.data;
-    const view = finishedView({ ...job, finishedOn: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
+    const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
     await this.pipeline.completion.finished({ spec, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
     return result;
   }
 
   /** A job BullMQ failed for good (its worker lost twice, or an error outside the job's own handling): its webhook still goes. */
-  private async failedForGood(job: Job<QueuedJobData, QueuedJobResult> | undefined): Promise<void> {
+  private async failedForGood(job: Job<QueuedJobData, JobResult> | undefined): Promise<void> {
     if (!job || (await job.getState()) !== 'failed') return;
-    const view = finishedView(job, job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
+    const view = finishedView(timesOf(job), job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
     await this.pipeline.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
   }
 
