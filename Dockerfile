@@ -13,7 +13,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY voices.lock.json ./
 COPY src/media ./src/media
-COPY scripts ./scripts
+COPY script ./script
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
 
 FROM node:24-bookworm-slim
@@ -30,7 +30,7 @@ COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=voices /voices ./voices
 COPY tsconfig.json voices.lock.json ./
-COPY scripts ./scripts
+COPY script ./script
 COPY src ./src
 COPY bin ./bin
 COPY public ./public

@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layersPlugin } from './eslint-layers.js';
 
 export default tseslint.config(
   { ignores: ['node_modules', 'output', 'coverage'] },
@@ -22,6 +23,12 @@ export default tseslint.config(
         ].map((name) => [name, 'readonly']),
       ),
     },
+  },
+  {
+    // The folder layering of src/: which folder may import which (eslint-layers.js holds the table).
+    files: ['src/**/*.ts'],
+    plugins: { layers: layersPlugin },
+    rules: { 'layers/imports': 'error' },
   },
   {
     rules: {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { FrameRate } from '../src/http/schemas.js';
+import type { FrameRate } from '../src/api/video.js';
 import { MeasuredFfmpeg, TreeSampler, type ChildKind, type FfmpegPeak, type FfmpegRole } from './memory.js';
 import type { RawPipeline } from './raw.js';
 import { listVoices, postOk, startService } from './service.js';

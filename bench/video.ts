@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { AspectRatio, FrameRate, VideoResolution } from '../src/http/schemas.js';
+import type { AspectRatio, FrameRate, VideoResolution } from '../src/api/video.js';
 import { assScript } from '../src/video/ass.js';
 import { FONTS_DIR } from '../src/video/font.js';
 import { frameSize } from '../src/video/frame.js';

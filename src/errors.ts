@@ -1,5 +1,3 @@
-import { ProcessError } from './media/process.js';
-
 /** Every error the service can answer with: one table, one class, one body shape (see README "Errors"). */
 export const ErrorTable = {
   BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
@@ -94,18 +92,4 @@ export function deadlineSignal(timeoutMs: number): { signal: AbortSignal; clear:
 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
-}
-
-/** Maps a ProcessError to the API's error for its cause: canceled, timed out, or failed. */
-export function rethrowAsAppError(failedCode: 'MEDIA_FAILED' | 'ENGINE_FAILED') {
-  return (error: unknown): never => {
-    if (error instanceof AppError) throw error;
-    if (error instanceof ProcessError) {
-      if (error.isCanceled || error.timedOut) throw processFailure(error, failedCode, error);
-      if (/No space left|Permission denied|Read-only file system/i.test(error.stderrTail)) {
-        throw new AppError('STORAGE_FAILED', { cause: error });
-      }
-    }
-    throw new AppError(failedCode, { cause: error });
-  };
 }

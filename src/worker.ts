@@ -4,7 +4,7 @@ import { attempt, ConfigError, exitOnConfigError, loadConfig, type Config } from
 import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
 import { killAllChildren } from './media/process.js';
 import { resolveMediaTools } from './media/tools.js';
-import { openWorker } from './worker-app.js';
+import { openWorker } from './jobs/open-worker.js';
 
 /**
  * `voxreel worker`: renders jobs from the Redis queue that API processes (with the same REDIS_URL, storage and

@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { FailedKeys } from '../src/http/plugins/access.js';
-import type { ErrorBody, OpenAiErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
+import type { OpenAiErrorBody } from '../src/api/openai.js';
 import { buildTestApp, useTestApp, type TestApp } from './helpers.js';
 import { useTempDir } from './temp-dir.js';
 

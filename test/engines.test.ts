@@ -4,9 +4,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { rms } from '../src/speech/pcm.js';
-import { EspeakEngine } from '../src/engines/espeak.js';
-import { detectFestival, FestivalEngine } from '../src/engines/festival.js';
-import { FliteEngine } from '../src/engines/flite.js';
+import { EspeakEngine } from '../src/engines/espeak/engine.js';
+import { detectFestival, FestivalEngine } from '../src/engines/festival/engine.js';
+import { FliteEngine } from '../src/engines/flite/engine.js';
 import { createEngines, type EngineRegistry, type SpeechChunk } from '../src/engines/index.js';
 import { descendantsOf, isAlive, processesMatching } from './process-table.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { useTestApp } from './helpers.js';
 
 const t = useTestApp({ BODY_LIMIT_BYTES: '65536' });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngines, type EngineRegistry } from '../src/engines/index.js';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 import { ffmpeg } from './media.js';
 import { processesMatching } from './process-table.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { postTts, useTestApp } from './helpers.js';
 
 const t = useTestApp();

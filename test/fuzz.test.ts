@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorTable } from '../src/errors.js';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { randomBody, seeded } from './fuzz.js';
 import { useTestApp } from './helpers.js';
 

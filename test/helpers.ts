@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { TtsResponse } from '../src/http/schemas.js';
+import type { TtsResponse } from '../src/api/speech.js';
 import { buildApp, type AppDeps } from '../src/http/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 

@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import type { ErrorBody, OpenAiErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
+import type { OpenAiErrorBody } from '../src/api/openai.js';
 import { rawRequest, type RawResponse } from './raw-http.js';
 import { startServer, type RunningServer } from './server-process.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { JobRunner } from '../src/jobs/job-runner.js';
+import { JobRunner } from '../src/jobs/runner.js';
 import { Limiter } from '../src/jobs/limiter.js';
 import { ClientQuota } from '../src/jobs/quota.js';
 

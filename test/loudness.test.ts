@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { encodeSpeech, type AudioEncoding, type PcmEncodeOptions } from '../src/speech/audio-encoding.js';
 import { integratedLoudness, kWeighting, limitPeaks, truePeak, TRUE_PEAK_CEILING } from '../src/speech/loudness.js';
 import type { Speech } from '../src/speech/speech.js';

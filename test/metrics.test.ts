@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FliteEngine } from '../src/engines/flite.js';
+import { FliteEngine } from '../src/engines/flite/engine.js';
 import { Metrics } from '../src/http/plugins/metrics.js';
 import { Limiter } from '../src/jobs/limiter.js';
 import { Synthesizer } from '../src/speech/synthesizer.js';

@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { useTestApp, type TestApp } from './helpers.js';
 import { runFfmpeg } from './media.js';
 import { useTempDir } from './temp-dir.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { verifyWebhookSignature } from '../src/jobs/webhooks.js';
-import { openWorker, type RunningWorker } from '../src/worker-app.js';
+import { openWorker, type RunningWorker } from '../src/jobs/open-worker.js';
 import { buildTestApp, type TestApp } from './helpers.js';
 import { freePort, startRedis, useRedis } from './redis-server.js';
 import { useTempDir } from './temp-dir.js';

@@ -11,7 +11,7 @@ import {
   requestCacheKey,
   type CachedResult,
   type RequestCache,
-} from '../src/cache/request-cache.js';
+} from '../src/jobs/request-cache.js';
 import { useRedis } from './redis-server.js';
 import { useTempDir } from './temp-dir.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { QueuedJobData } from '../src/jobs/redis-queue.js';
+import type { QueuedJobData } from '../src/jobs/redis/queue.js';
 import { probe } from './media.js';
 import { processTable } from './process-table.js';
 import { startRedis, type RunningRedis } from './redis-server.js';

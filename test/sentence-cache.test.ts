@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SentenceCache, type SentenceKey } from '../src/cache/sentence-cache.js';
-import { EspeakEngine } from '../src/engines/espeak.js';
+import { SentenceCache, type SentenceKey } from '../src/speech/sentence-cache.js';
+import { EspeakEngine } from '../src/engines/espeak/engine.js';
 import type { Speaker, SpeechChunk, SynthesizeOptions } from '../src/engines/types.js';
 import type { Voice } from '../src/engines/voice.js';
 import { Metrics } from '../src/http/plugins/metrics.js';

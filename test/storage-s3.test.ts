@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
 import { AppError } from '../src/errors.js';
-import type { TtsResponse } from '../src/http/schemas.js';
+import type { TtsResponse } from '../src/api/speech.js';
 import { S3Storage, type S3StorageOptions } from '../src/storage/s3.js';
 import { publishFiles, type Companion, type Storage } from '../src/storage/storage.js';
 import { buildTestApp } from './helpers.js';

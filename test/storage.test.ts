@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngines } from '../src/engines/index.js';
-import type { ErrorBody } from '../src/http/schemas.js';
+import type { ErrorBody } from '../src/api/errors.js';
 import { LocalStorage } from '../src/storage/local.js';
 import { buildTestApp } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { audioCues, srtFile, webVttFile, type CaptionText } from '../src/speech/captions.js';
 import { timedWords } from '../src/speech/words.js';
-import type { WordTimestamp } from '../src/http/schemas.js';
+import type { WordTimestamp } from '../src/api/speech.js';
 import type { MeasuredFont } from '../src/video/font.js';
 import { captionBox, frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TtsResponse, VoiceList } from '../src/http/schemas.js';
+import type { TtsResponse } from '../src/api/speech.js';
+import type { VoiceList } from '../src/api/voices.js';
 import { buildTestApp, postTts, useTestApp } from './helpers.js';
 import { meanVolume, probe, runFfmpeg } from './media.js';
 

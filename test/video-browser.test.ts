@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TtsVideoResponse } from '../src/http/schemas.js';
+import type { TtsVideoResponse } from '../src/api/video.js';
 import { FILES_PREFIX } from '../src/config.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { videoCost } from '../src/http/pricing.js';
-import type { ErrorBody, TtsVideoResponse } from '../src/http/schemas.js';
+import { videoCost } from '../src/jobs/pricing.js';
+import type { ErrorBody } from '../src/api/errors.js';
+import type { TtsVideoResponse } from '../src/api/video.js';
 import { useTestApp } from './helpers.js';
 import { meanVolume, probe, rawStreams } from './media.js';
 import { INJECTIONS } from './video-helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
 import type { Speech } from '../src/speech/speech.js';
-import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
+import type { AspectRatio, VideoResolution } from '../src/api/video.js';
 import { boundaryCentiseconds } from '../src/video/ass.js';
 import { assertDrawable, captionFont } from '../src/video/font.js';
 import type { Captions } from '../src/video/captions.js';

@@ -1,13 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AspectRatio, VideoResolution } from '../src/http/schemas.js';
+import type { AspectRatio, VideoResolution } from '../src/api/video.js';
 import type { Captions } from '../src/video/captions.js';
 import { frameSize } from '../src/video/frame.js';
 import { layoutCaptions } from '../src/video/layout.js';
 import { pictureFrames } from '../src/video/h264/index.js';
 import { KEYFRAME_SECONDS, renderVideo } from '../src/video/render.js';
-import type { FrameRate } from '../src/http/schemas.js';
+import type { FrameRate } from '../src/api/video.js';
 import { decodeFrame, ffmpeg, frameHashes, meanVolume, probe, rawStreams } from './media.js';
 import { useTempDir } from './temp-dir.js';
 import { captionPixels, toneSpeech } from './video-helpers.js';

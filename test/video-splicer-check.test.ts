@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TtsVideoResponse } from '../src/http/schemas.js';
+import type { TtsVideoResponse } from '../src/api/video.js';
 import { Ffmpeg } from '../src/media/ffmpeg.js';
 import { checkSplicing, composeStream, H264Error, SplicerCheck, splitNalUnits, type Splice, type StreamParts } from '../src/video/h264/index.js';
 import { PICTURE } from '../src/video/render.js';

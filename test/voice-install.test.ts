@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../scripts/voices.js';
-import { DEFAULT_LOCK_PATH, type VoicesLock } from '../scripts/voice-lock.js';
+import { main } from '../script/voices.js';
+import { DEFAULT_LOCK_PATH, type VoicesLock } from '../script/voice-lock.js';
 import { runProcess } from '../src/media/process.js';
 import { useTempDir } from './temp-dir.js';
 
@@ -132,7 +132,7 @@ async function voices(args: string[], env: Record<string, string>): Promise<{ co
 
 /** The CLI as a real process, as `npm run voices` starts it. */
 function voicesProcess(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/voices.ts', ...args], { env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'script/voices.ts', ...args], { env: { ...process.env, ...env } });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -1,8 +1,9 @@
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ErrorBody, VoiceList } from '../src/http/schemas.js';
-import { previewText } from '../src/http/voice-previews.js';
+import type { ErrorBody } from '../src/api/errors.js';
+import type { VoiceList } from '../src/api/voices.js';
+import { previewText } from '../src/speech/voice-previews.js';
 import { useTestApp } from './helpers.js';
 import { meanVolume, probe, runFfmpeg } from './media.js';
 import { useTempDir } from './temp-dir.js';

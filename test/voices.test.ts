@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { VoiceList } from '../src/http/schemas.js';
+import type { VoiceList } from '../src/api/voices.js';
 import { useTestApp } from './helpers.js';
 
 const t = useTestApp();

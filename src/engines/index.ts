@@ -1,14 +1,14 @@
 import { AppError } from '../errors.js';
 import type { Voice } from './voice.js';
 import type { Engine, EngineName, Speaker, SpeechChunk, SynthesizeOptions } from './types.js';
-import { EspeakEngine } from './espeak.js';
-import type { EspeakVariant } from './espeak-voices.js';
-import { FestivalEngine } from './festival.js';
-import { FliteEngine } from './flite.js';
+import { EspeakEngine } from './espeak/engine.js';
+import type { EspeakVariant } from './espeak/voices.js';
+import { FestivalEngine } from './festival/engine.js';
+import { FliteEngine } from './flite/engine.js';
 import { PiperEngine } from './piper/engine.js';
 import { RhvoiceEngine } from './rhvoice/engine.js';
 
-export type { EspeakVariant } from './espeak-voices.js';
+export type { EspeakVariant } from './espeak/voices.js';
 export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
 
 export interface EngineOptions {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkWebhookUrl } from '../jobs/webhooks.js';
 import type { JobOutcome, JobSpec } from '../jobs/spec.js';
 import { jobClient } from './job-client.js';
-import { cachedCost } from './pricing.js';
+import { cachedCost } from '../jobs/pricing.js';
 
 /** Asked for with the body's `async`, or RFC 7240's `Prefer: respond-async`. */
 function wantsAsync(request: FastifyRequest, bodyAsync: boolean | undefined): boolean {

@@ -1,5 +1,5 @@
 import { AppError, type ErrorCode } from '../errors.js';
-import type { OpenAiErrorBody } from './schemas.js';
+import type { OpenAiErrorBody } from '../api/openai.js';
 import type { Speaker } from '../engines/types.js';
 
 /** The neural voice OpenAI's names map to where it is installed (VOICES_DIR). */

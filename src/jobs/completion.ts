@@ -1,4 +1,4 @@
-import type { JobResults } from '../cache/job-results.js';
+import type { JobResults } from './job-results.js';
 import type { Config } from '../config.js';
 import type { JobView } from './queue.js';
 import type { JobOutcome, JobSpec } from './spec.js';

@@ -1,7 +1,7 @@
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
 import type { Voice } from '../engines/voice.js';
-import { roundSeconds, ttsCost, videoCost } from '../http/pricing.js';
+import { roundSeconds, ttsCost, videoCost } from './pricing.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
 import type { Background } from '../video/background.js';
 import type { VideoMaker } from '../video/maker.js';

@@ -1,7 +1,7 @@
 import { AppError, cancelReason, isAppError } from '../errors.js';
 import type { FinishedJob } from './completion.js';
 import type { JobExecutor } from './executor.js';
-import type { JobRunner } from './job-runner.js';
+import type { JobRunner } from './runner.js';
 import { etaSeconds, finishedView, jobError, newJobId, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { JobResults, type ResultCacheObserver } from '../cache/job-results.js';
-import { MemoryRequestCache, RedisRequestCache, type RequestCache } from '../cache/request-cache.js';
+import { JobResults, type ResultCacheObserver } from './job-results.js';
+import { MemoryRequestCache, RedisRequestCache, type RequestCache } from './request-cache.js';
 import type { Config } from '../config.js';
-import type { Services } from '../services.js';
+import type { Services } from './services.js';
 import { JobCompletion } from './completion.js';
 import { JobExecutor } from './executor.js';
 import type { WebhookLogger } from './webhooks.js';

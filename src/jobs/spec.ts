@@ -1,4 +1,5 @@
-import type { TtsRequest, TtsVideoRequest } from '../http/schemas.js';
+import type { TtsRequest } from '../api/speech.js';
+import type { TtsVideoRequest } from '../api/video.js';
 
 /** What a job asks for, exactly as its request gave it (minus how to answer): plain data, so it can wait in Redis. */
 export type JobSpec = { operation: 'tts'; request: TtsSpec } | { operation: 'tts-video'; request: TtsVideoSpec };

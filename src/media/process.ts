@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AppError, processFailure } from '../errors.js';
 
 const STDERR_TAIL_BYTES = 4096;
 const DEFAULT_KILL_GRACE_MS = 2000;
@@ -241,4 +242,18 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     });
     child.stdin.end(options.input);
   });
+}
+
+/** Maps a ProcessError to the API's error for its cause: canceled, timed out, or failed. */
+export function rethrowAsAppError(failedCode: 'MEDIA_FAILED' | 'ENGINE_FAILED') {
+  return (error: unknown): never => {
+    if (error instanceof AppError) throw error;
+    if (error instanceof ProcessError) {
+      if (error.isCanceled || error.timedOut) throw processFailure(error, failedCode, error);
+      if (/No space left|Permission denied|Read-only file system/i.test(error.stderrTail)) {
+        throw new AppError('STORAGE_FAILED', { cause: error });
+      }
+    }
+    throw new AppError(failedCode, { cause: error });
+  };
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Voice } from '../voice.js';
-import { toBcp47 } from '../espeak-voices.js';
+import { toBcp47 } from '../espeak/voices.js';
 import { findDurationsTensor } from './onnx-durations.js';
 import type { PiperModelSpec } from './protocol.js';
 import { parseVoiceConfig, scalesOf, type PiperVoiceConfig } from './voice-config.js';

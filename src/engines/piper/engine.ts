@@ -1,9 +1,9 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { HostWorker, hostModulePath } from '../host-worker.js';
+import { HostWorker, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { WorkerPool } from '../worker-pool.js';
+import { WorkerPool } from '../hosts/host-pool.js';
 import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';

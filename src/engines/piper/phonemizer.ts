@@ -10,7 +10,7 @@
 // has no espeak_TextToPhonemesWithTerminator. Checked against piper-tts 1.8: the same phonemes for 44 of 58 texts,
 // the others differing by a palatalization mark (ʲ).
 import createEspeakModule, { type ESpeakNGWorker, type EspeakModule } from '@echogarden/espeak-ng-emscripten';
-import { toEspeakSsml } from '../espeak-text.js';
+import { toEspeakSsml } from '../espeak/text.js';
 
 export interface PhonemizedSentence {
   /** Code points after NFD, spaces and punctuation included: what Piper maps to ids. */

@@ -1,6 +1,6 @@
 // Child process entry: eSpeak NG for the phonemes, and one onnxruntime session per voice, loaded on the voice's
 // first job and kept for the next ones (the most recently used few).
-import { serveJobs } from '../host-runtime.js';
+import { serveJobs } from '../hosts/host-runtime.js';
 import { PiperModel } from './model.js';
 import { Phonemizer } from './phonemizer.js';
 import type { PiperJob, PiperModelSpec, PiperResult } from './protocol.js';

@@ -1,5 +1,5 @@
 // Child process entry: keeps one RHVoice engine (a C library, through koffi) and synthesizes one job at a time.
-import { serveJobs } from '../host-runtime.js';
+import { serveJobs } from '../hosts/host-runtime.js';
 import { RhvoiceLibrary, type TextSpan } from './library.js';
 import type { RhvoiceJob, RhvoiceResult, RhvoiceWordMark } from './protocol.js';
 import { RHVOICE_VOICES } from './voices.js';

@@ -6,7 +6,8 @@ import fp from 'fastify-plugin';
 import { OPENAI_PREFIX } from '../../config.js';
 import { AppError, ErrorTable, isAppError, type ErrorCode } from '../../errors.js';
 import { openAiErrorBody } from '../openai-compat.js';
-import type { ErrorBody, OpenAiErrorBody } from '../schemas.js';
+import type { ErrorBody } from '../../api/errors.js';
+import type { OpenAiErrorBody } from '../../api/openai.js';
 
 /** Fastify's own error codes, translated into ours. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineName } from '../../engines/types.js';
 import type { ErrorCode } from '../../errors.js';
-import type { JobObserver, Operation } from '../../jobs/job-runner.js';
+import type { JobObserver, Operation } from '../../jobs/runner.js';
 import type { Limiter } from '../../jobs/limiter.js';
 import type { SpeechObserver } from '../../speech/synthesizer.js';
 

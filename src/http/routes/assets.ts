@@ -4,7 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Asset, Upload } from '../../assets/store.js';
 import { AppError, isAppError } from '../../errors.js';
-import { AssetParams, AssetResponse, AssetUpload, ErrorBody } from '../schemas.js';
+import { AssetParams, AssetResponse, AssetUpload } from '../../api/assets.js';
+import { ErrorBody } from '../../api/errors.js';
 
 /** The multipart field the file comes in. */
 const FILE_FIELD = 'file';

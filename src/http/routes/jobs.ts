@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
 import type { JobView } from '../../jobs/queue.js';
 import { clientId } from '../job-client.js';
-import { ErrorBody, JobParams, JobStatus } from '../schemas.js';
+import { ErrorBody } from '../../api/errors.js';
+import { JobParams, JobStatus } from '../../api/jobs.js';
 
 /** A job is shown only to the client that submitted it (same API key, or same address when the service is open). */
 function found(view: JobView | undefined): JobView {

@@ -5,7 +5,7 @@ import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding
 import { jobClient } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
 import { errorResponder, notFoundError, toAppError } from '../plugins/error-handler.js';
-import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../schemas.js';
+import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../../api/openai.js';
 
 /** OpenAI's rate for every format (its raw `pcm` is defined as 24 kHz). */
 const SAMPLE_RATE = 24_000;

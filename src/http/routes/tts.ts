@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { specOf } from '../../jobs/spec.js';
 import { answerJob } from '../job-submission.js';
-import { ErrorBody, JobAccepted, TtsRequest, TtsResponse } from '../schemas.js';
+import { ErrorBody } from '../../api/errors.js';
+import { JobAccepted } from '../../api/jobs.js';
+import { TtsRequest, TtsResponse } from '../../api/speech.js';
 
 const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(

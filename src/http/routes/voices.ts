@@ -6,8 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
-import { ErrorBody, VoiceList, VoiceParams, VoicesQuery } from '../schemas.js';
-import { VoicePreviews } from '../voice-previews.js';
+import { ErrorBody } from '../../api/errors.js';
+import { VoiceList, VoiceParams, VoicesQuery } from '../../api/voices.js';
+import { VoicePreviews } from '../../speech/voice-previews.js';
 
 /** A preview is only ever replaced by a new file under a new name (the sentence changed), so clients may keep it long. */
 const PREVIEW_MAX_AGE = '30d';

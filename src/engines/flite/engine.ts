@@ -1,10 +1,10 @@
-import { AppError } from '../errors.js';
-import type { Voice } from './voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
-import { HostWorker, hostModulePath } from './host-worker.js';
-import { sanitizeText } from './mapped-text.js';
-import { isPcmAudio, type PcmAudio } from './wav.js';
-import { WorkerPool } from './worker-pool.js';
+import { AppError } from '../../errors.js';
+import type { Voice } from '../voice.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { sanitizeText } from '../mapped-text.js';
+import { isPcmAudio, type PcmAudio } from '../wav.js';
+import { WorkerPool } from '../hosts/host-pool.js';
 
 export interface FliteJob {
   voice: string;

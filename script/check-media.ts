@@ -1,4 +1,4 @@
-/** `node --import tsx scripts/check-media.ts`: says whether ffmpeg and ffprobe have what voxreel uses (script/setup runs it). */
+/** `node --import tsx script/check-media.ts`: says whether ffmpeg and ffprobe have what voxreel uses (script/setup runs it). */
 import { loadConfig } from '../src/config.js';
 import { mediaToolProblems, mediaToolsMessage } from '../src/media/capabilities.js';
 import { resolveMediaTools } from '../src/media/tools.js';

@@ -1,5 +1,5 @@
-import { AppError, abortError, processFailure } from '../errors.js';
-import type { ProcessLimits, Supervision } from '../media/process.js';
+import { AppError, abortError, processFailure } from '../../errors.js';
+import type { ProcessLimits, Supervision } from '../../media/process.js';
 
 /** A child process that runs engine jobs one at a time. */
 export interface PoolWorker<Job, Result> {

@@ -1,5 +1,5 @@
-import type { Voice } from './voice.js';
-import type { EspeakVariantInfo, EspeakVoiceInfo } from './espeak-protocol.js';
+import type { Voice } from '../voice.js';
+import type { EspeakVariantInfo, EspeakVoiceInfo } from './protocol.js';
 
 export const ESPEAK_ENGINE = 'espeak-ng';
 /** Listed next to each language's default (male) voice. */

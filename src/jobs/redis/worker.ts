@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.js';
-import { AppError, abortError, cancelReason, deadlineSignal, isAppError } from '../errors.js';
-import { movingAverage } from './job-runner.js';
-import type { JobPipeline } from './pipeline.js';
-import { cancelledResult, finishedView, jobError, type JobResult } from './queue.js';
-import { closeRedis, connectQueueRedis } from './redis-connection.js';
-import { JOB_ATTEMPTS, LOST_RESULT, queueKeys, timesOf, type QueuedJobData } from './redis-queue.js';
+import type { Config } from '../../config.js';
+import { AppError, abortError, cancelReason, deadlineSignal, isAppError } from '../../errors.js';
+import { movingAverage } from '../runner.js';
+import type { JobPipeline } from '../pipeline.js';
+import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
+import { closeRedis, connectQueueRedis } from './connection.js';
+import { JOB_ATTEMPTS, LOST_RESULT, queueKeys, timesOf, type QueuedJobData } from './queue.js';
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;

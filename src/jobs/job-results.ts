@@ -1,7 +1,7 @@
 import type { Voice } from '../engines/voice.js';
 import { FILE_KINDS } from '../storage/storage.js';
-import { effectiveTts, effectiveVideo } from '../jobs/executor.js';
-import type { JobOutcome, JobSpec, QueuedOperation } from '../jobs/spec.js';
+import { effectiveTts, effectiveVideo } from './executor.js';
+import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
 import { lookupCached, requestCacheKey, type RequestCache } from './request-cache.js';
 
 /** The storage key (`<kind>/<name>.<ext>`) a file URL of ours points at, whatever comes before it (CDN_URL, a prefix) or after (a signature). */

@@ -5,9 +5,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WASI } from 'node:wasi';
-import { serveJobs } from './host-runtime.js';
-import { decodeWav, type PcmAudio } from './wav.js';
-import type { FliteJob } from './flite.js';
+import { serveJobs } from '../hosts/host-runtime.js';
+import { decodeWav, type PcmAudio } from '../wav.js';
+import type { FliteJob } from './engine.js';
 
 const OUTPUT_FILE = 'speech.wav';
 

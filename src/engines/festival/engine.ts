@@ -1,12 +1,12 @@
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { AppError } from '../errors.js';
-import { runProcess } from '../media/process.js';
-import type { Voice } from './voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
-import { FestivalWorker, type FestivalSpeech, type FestivalToken } from './festival-worker.js';
-import { forEachCodePoint, MappedTextBuilder, sanitizeText, type MappedText } from './mapped-text.js';
-import { WorkerPool } from './worker-pool.js';
+import { AppError } from '../../errors.js';
+import { runProcess } from '../../media/process.js';
+import type { Voice } from '../voice.js';
+import type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from '../types.js';
+import { FestivalWorker, type FestivalSpeech, type FestivalToken } from './festival-host.js';
+import { forEachCodePoint, MappedTextBuilder, sanitizeText, type MappedText } from '../mapped-text.js';
+import { WorkerPool } from '../hosts/host-pool.js';
 
 const FESTIVAL_VOICE = 'cmu_us_slt_arctic_hts';
 const PROBE_TIMEOUT_MS = 20_000;

@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../media/process.js';
-import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
-import { decodeWav, type PcmAudio } from './wav.js';
-import { jobFailure, type PoolWorker } from './worker-pool.js';
+import { AppError } from '../../errors.js';
+import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../../media/process.js';
+import { awaitReady, ExitListeners, whenExited, type ExitStatus } from '../hosts/child-exit.js';
+import { decodeWav, type PcmAudio } from '../wav.js';
+import { jobFailure, type PoolWorker } from '../hosts/host-pool.js';
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const MARKER = 'VOXREEL';

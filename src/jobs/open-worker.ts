@@ -1,9 +1,9 @@
-import type { Config } from './config.js';
-import { SentenceCache } from './cache/sentence-cache.js';
-import { Limiter } from './jobs/limiter.js';
-import { jobPipeline } from './jobs/pipeline.js';
-import { closeRedis, connectStateRedis, untilReachable } from './jobs/redis-connection.js';
-import { RedisJobWorker, type WorkerLog } from './jobs/redis-worker.js';
+import type { Config } from '../config.js';
+import { SentenceCache } from '../speech/sentence-cache.js';
+import { Limiter } from './limiter.js';
+import { jobPipeline } from './pipeline.js';
+import { closeRedis, connectStateRedis, untilReachable } from './redis/connection.js';
+import { RedisJobWorker, type WorkerLog } from './redis/worker.js';
 import { openServices, type ServiceDeps } from './services.js';
 
 export interface RunningWorker {

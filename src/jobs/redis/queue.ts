@@ -1,13 +1,13 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.js';
-import { AppError, abortError, isAppError } from '../errors.js';
-import type { JobCompletion } from './completion.js';
-import { INITIAL_JOB_SECONDS } from './job-runner.js';
-import type { ClientQuota } from './quota.js';
-import { closeRedis, connectQueueRedis, within } from './redis-connection.js';
-import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
-import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
+import type { Config } from '../../config.js';
+import { AppError, abortError, isAppError } from '../../errors.js';
+import type { JobCompletion } from '../completion.js';
+import { INITIAL_JOB_SECONDS } from '../runner.js';
+import type { ClientQuota } from '../quota.js';
+import { closeRedis, connectQueueRedis, within } from './connection.js';
+import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
+import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
 
 /** A job as it waits in Redis: what to do, for whom, and what its runs have established. */
 export interface QueuedJobData {

@@ -3,11 +3,11 @@ import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AppError } from '../errors.js';
-import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../media/process.js';
+import { AppError } from '../../errors.js';
+import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
-import { jobFailure, type PoolWorker } from './worker-pool.js';
+import { jobFailure, type PoolWorker } from './host-pool.js';
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const RETIRE_GRACE_MS = 2000;

@@ -1,6 +1,6 @@
-import type { WordTiming } from './types.js';
-import type { EspeakEvent } from './espeak-protocol.js';
-import { forEachCodePoint, MappedTextBuilder, wordSegmenter, type MappedText } from './mapped-text.js';
+import type { WordTiming } from '../types.js';
+import type { EspeakEvent } from './protocol.js';
+import { forEachCodePoint, MappedTextBuilder, wordSegmenter, type MappedText } from '../mapped-text.js';
 
 const SSML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 

@@ -1,8 +1,8 @@
 // Child process entry: keeps one eSpeak NG WebAssembly instance warm and synthesizes one job at a time.
 import createEspeakModule from '@echogarden/espeak-ng-emscripten';
-import { serveJobs } from './host-runtime.js';
-import { concatSamples } from './wav.js';
-import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './espeak-protocol.js';
+import { serveJobs } from '../hosts/host-runtime.js';
+import { concatSamples } from '../wav.js';
+import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './protocol.js';
 
 const VARIANTS_DIR = '/usr/share/espeak-ng-data/voices/!v';
 const WARM_UP_TEXT =

@@ -1,12 +1,12 @@
-import { AppError } from '../errors.js';
-import type { Voice } from './voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from './types.js';
-import { isEspeakResult, type EspeakJob, type EspeakResult } from './espeak-protocol.js';
-import { buildEspeakWordTimings, toEspeakSsml } from './espeak-text.js';
-import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './espeak-voices.js';
-import { HostWorker, hostModulePath } from './host-worker.js';
-import { sanitizeText } from './mapped-text.js';
-import { WorkerPool } from './worker-pool.js';
+import { AppError } from '../../errors.js';
+import type { Voice } from '../voice.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import { isEspeakResult, type EspeakJob, type EspeakResult } from './protocol.js';
+import { buildEspeakWordTimings, toEspeakSsml } from './text.js';
+import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './voices.js';
+import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { sanitizeText } from '../mapped-text.js';
+import { WorkerPool } from '../hosts/host-pool.js';
 
 export interface EspeakEngineOptions {
   /** Warm child processes, each running one job at a time. */

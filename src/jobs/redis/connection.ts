@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../../config.js';
 
 /** How long a command of the shared state (limits, cache, job views) may take before it fails: Redis down must not hang requests. */
 const STATE_COMMAND_TIMEOUT_MS = 1000;

@@ -1,17 +1,17 @@
-import { AssetStore, type Gate } from './assets/store.js';
-import type { Config } from './config.js';
-import { createEngines, type EngineRegistry } from './engines/index.js';
-import { Ffmpeg } from './media/ffmpeg.js';
-import { tiedLauncher } from './media/process.js';
-import { resolveMediaTools, type MediaTools } from './media/tools.js';
-import { ScratchSpace } from './storage/scratch.js';
-import { LocalStorage } from './storage/local.js';
-import type { Storage } from './storage/storage.js';
-import type { SentenceCache } from './cache/sentence-cache.js';
-import { Synthesizer, type SpeechObserver } from './speech/synthesizer.js';
-import { SplicerCheck } from './video/h264/index.js';
-import { VideoMaker } from './video/maker.js';
-import { PICTURE } from './video/render.js';
+import { AssetStore, type Gate } from '../assets/store.js';
+import type { Config } from '../config.js';
+import { createEngines, type EngineRegistry } from '../engines/index.js';
+import { Ffmpeg } from '../media/ffmpeg.js';
+import { tiedLauncher } from '../media/process.js';
+import { resolveMediaTools, type MediaTools } from '../media/tools.js';
+import { ScratchSpace } from '../storage/scratch.js';
+import { LocalStorage } from '../storage/local.js';
+import type { Storage } from '../storage/storage.js';
+import type { SentenceCache } from '../speech/sentence-cache.js';
+import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
+import { SplicerCheck } from '../video/h264/index.js';
+import { VideoMaker } from '../video/maker.js';
+import { PICTURE } from '../video/render.js';
 
 /** What a process may be given instead of what it would build (tests put in failing parts). */
 export interface ServiceDeps {
@@ -104,6 +104,6 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
  */
 async function openRemoteStorage(config: Config, scratch: ScratchSpace): Promise<Storage> {
   if (config.storage.kind !== 's3') throw new Error(`no remote storage for STORAGE=${config.storage.kind}`);
-  const { S3Storage } = await import('./storage/s3.js');
+  const { S3Storage } = await import('../storage/s3.js');
   return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: await scratch.shared('uploads') });
 }

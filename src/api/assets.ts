@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { AssetFormat, AssetKind } from '../assets/formats.js';
+
+/** Uploaded images and music (POST /assets, GET and DELETE /assets/{id}). */
+export { AssetFormat, AssetKind } from '../assets/formats.js';
+
+/** The upload as the API documents it: validation is the route's own (multipart is streamed, never a parsed body). */
+export const AssetUpload = Type.Object({
+  file: Type.String({
+    format: 'binary',
+    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio. Recognised by its bytes.',
+  }),
+});
+export type AssetUpload = Static<typeof AssetUpload>;
+
+export const AssetParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100, description: 'An asset id: 22 characters of base64url.' }) },
+  { additionalProperties: false },
+);
+export type AssetParams = Static<typeof AssetParams>;
+
+export const AssetResponse = Type.Object({
+  status: Type.Literal('success'),
+  id: Type.String({ description: '128 random bits, base64url (22 characters).' }),
+  kind: AssetKind,
+  format: AssetFormat,
+  bytes: Type.Integer({ description: 'Size of the file.' }),
+  width: Type.Optional(Type.Integer({ description: 'Images: width in pixels.' })),
+  height: Type.Optional(Type.Integer({ description: 'Images: height in pixels.' })),
+  duration: Type.Optional(Type.Number({ description: 'Audio: seconds, as decoded.' })),
+  loudness: Type.Optional(Type.Number({ description: 'Audio: integrated loudness in LUFS (EBU R128); music is levelled against the narration with it.' })),
+  created_at: Type.String({ format: 'date-time' }),
+  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'From then on the asset is gone (404, and refused where a request names it); null when assets are kept.',
+  }),
+});
+export type AssetResponse = Static<typeof AssetResponse>;

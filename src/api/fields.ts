@@ -1,0 +1,35 @@
+import { Type } from '@sinclair/typebox';
+
+/** Request fields several operations share. */
+
+export const NonBlankText = (maxLength: number) =>
+  Type.String({ minLength: 1, maxLength, pattern: '\\S', description: `Text to speak, 1 to ${maxLength} characters.` });
+
+export const VoiceId = Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voices.' });
+
+/** How to answer, shared by the operations that queue a job. */
+export const AnswerOptions = {
+  async: Type.Optional(
+    Type.Boolean({
+      description: 'Default false. Answer 202 at once with a job to poll (GET /jobs/{id}) instead of waiting for the file; `Prefer: respond-async` does the same.',
+    }),
+  ),
+  webhook_url: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'With async: POSTed the finished job, signed (README, Webhooks); http(s) only, never a private address unless WEBHOOK_ALLOW_PRIVATE.',
+    }),
+  ),
+};
+
+/** What every successful answer says: the price and what was billed. */
+export const Billed = {
+  cost: Type.Number({ description: 'Price of the request in the currency of `currency`.' }),
+  currency: Type.String({ description: 'ISO 4217 code of `cost`.' }),
+  voice: Type.String(),
+  characters: Type.Integer({ description: 'Characters billed (the length of `text`).' }),
+  cached: Type.Optional(
+    Type.Boolean({ description: 'The same request was answered before and its file still exists: this is that file, priced at PRICE_CACHE_HIT_FACTOR.' }),
+  ),
+};

@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { AnswerOptions, Billed, NonBlankText, VoiceId } from './fields.js';
+
+export const MAX_TTS_TEXT = 5000;
+
+export const AudioFormat = Type.Union([Type.Literal('mp3'), Type.Literal('wav'), Type.Literal('ogg')], {
+  default: 'mp3',
+  description: 'mp3 (MPEG-1/2 Layer III), wav (16-bit PCM), ogg (Ogg Vorbis).',
+});
+export type AudioFormat = Static<typeof AudioFormat>;
+
+/** A loudness target for produced audio; reusable by any request that makes a file. */
+export const Loudness = Type.Union([Type.Number({ minimum: -40, maximum: -5 }), Type.Literal(false)], {
+  default: false,
+  description:
+    'Integrated loudness to bring the voice to, in LUFS (EBU R128), -40 to -5, with the true peak held at or under -1 dBTP. ' +
+    '-14 is what YouTube, Spotify and TikTok normalise to, -16 Apple Podcasts, -23 EBU broadcast. false leaves the voice\'s own level.',
+});
+export type Loudness = Static<typeof Loudness>;
+
+export const TtsRequest = Type.Object(
+  {
+    ...AnswerOptions,
+    text: NonBlankText(MAX_TTS_TEXT),
+    voice: VoiceId,
+    format: Type.Optional(AudioFormat),
+    speed: Type.Optional(
+      Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: 'Playback speed; pitch is kept.' }),
+    ),
+    timestamps: Type.Optional(
+      Type.Boolean({ default: false, description: 'Also return every word with its times in the file, and WebVTT and SRT captions.' }),
+    ),
+    loudness: Type.Optional(Loudness),
+  },
+  { additionalProperties: false },
+);
+export type TtsRequest = Static<typeof TtsRequest>;
+
+export const WordTimestamp = Type.Object({
+  word: Type.String({ description: 'The word as it stands in `text` (the same as text.substr(text_offset, text_length)).' }),
+  start: Type.Number({ description: 'Seconds into the file, after `speed`.' }),
+  end: Type.Number({ description: 'Seconds into the file, after `speed`.' }),
+  text_offset: Type.Integer({ description: 'UTF-16 offset of the word in `text` exactly as sent.' }),
+  text_length: Type.Integer({ description: 'UTF-16 length of the word in `text`.' }),
+});
+export type WordTimestamp = Static<typeof WordTimestamp>;
+
+export const TtsResponse = Type.Object({
+  status: Type.Literal('success'),
+  url: Type.String({ description: '`<CDN_URL>/audio/<name>.<format>`' }),
+  duration: Type.Number({ description: 'Length of the file in seconds.' }),
+  ...Billed,
+  format: AudioFormat,
+  bytes: Type.Integer({ description: 'Size of the file.' }),
+  words: Type.Optional(Type.Array(WordTimestamp, { description: 'With `timestamps`: every word of `text`, in order.' })),
+  captionsUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.vtt`, WebVTT with word timestamps.' })),
+  srtUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.srt`, the same captions as SRT.' })),
+});
+export type TtsResponse = Static<typeof TtsResponse>;

@@ -1,0 +1,75 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { AspectRatio, BackgroundOption, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
+import { AnswerOptions, Billed, NonBlankText, VoiceId } from './fields.js';
+
+export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
+
+/** About five minutes of narration: a video of that length renders in a few seconds. */
+export const MAX_VIDEO_TEXT = 5000;
+
+export const TtsVideoRequest = Type.Object(
+  {
+    ...AnswerOptions,
+    text: NonBlankText(MAX_VIDEO_TEXT),
+    voice: VoiceId,
+    resolution: Type.Optional(VideoResolution),
+    aspect_ratio: Type.Optional(AspectRatio),
+    subtitles: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description:
+          'Burn captions into the picture: up to two lines at a time, the word being spoken highlighted. ' +
+          'With true, text no shipped font draws (most emoji; scripts beyond Latin, Greek, Cyrillic, Hebrew, Arabic, CJK, Devanagari and Thai) is refused with UNSUPPORTED_TEXT. ' +
+          'The WebVTT file (`captionsUrl`) is published either way.',
+      }),
+    ),
+    fps: Type.Optional(
+      Type.Integer({ minimum: 24, maximum: 60, default: 30, description: 'Frames per second; words light up on the first frame at or after their start.' }),
+    ),
+    frame_rate: Type.Optional(FrameRate),
+    background: Type.Optional(BackgroundOption),
+    caption_style: Type.Optional(CaptionStyle),
+    caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the caption text; default white.' })),
+    highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken; default "#FFD23F".' })),
+    font: Type.Optional(CaptionFont),
+    position: Type.Optional(CaptionPositionOption),
+    font_size: Type.Optional(
+      Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: "Caption size, times the style's own (lines get fewer words as it grows)." }),
+    ),
+    loudness: Type.Optional(
+      Type.Union([Type.Number({ minimum: -40, maximum: -5 }), Type.Literal(false)], {
+        description:
+          'Integrated loudness of the soundtrack in LUFS (EBU R128), true peak at most -1 dBTP; default -14, what YouTube, TikTok and ' +
+          "Instagram normalise to (they never turn quiet audio up). false keeps the voice's own level.",
+      }),
+    ),
+    music: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String({ minLength: 1, maxLength: 64, description: 'The id of an audio asset (POST /assets).' }),
+          volume: Type.Optional(
+            Type.Number({ minimum: -30, maximum: 0, description: 'Its level against the narration in LU, before it ducks under the voice; default -12.' }),
+          ),
+        },
+        { additionalProperties: false, description: 'Music under the narration: looped or cut to length, faded in and out, ducked while the voice speaks.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TtsVideoRequest = Static<typeof TtsVideoRequest>;
+
+export const TtsVideoResponse = Type.Object({
+  status: Type.Literal('success'),
+  url: Type.String({ description: '`<CDN_URL>/video/<name>.mp4`: H.264 (yuv420p) and AAC in MP4, moov atom first.' }),
+  duration: Type.Number({ description: 'Length of the video in seconds.' }),
+  ...Billed,
+  captionsUrl: Type.String({ description: '`<CDN_URL>/captions/<name>.vtt`: the same captions as WebVTT, with word timestamps.' }),
+  width: Type.Integer(),
+  height: Type.Integer(),
+  fps: Type.Integer(),
+  frameRate: FrameRate,
+  subtitles: Type.Boolean({ description: 'Whether captions are burned into the picture.' }),
+  bytes: Type.Integer({ description: 'Size of the video file.' }),
+});
+export type TtsVideoResponse = Static<typeof TtsVideoResponse>;
