@@ -4,9 +4,9 @@ import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
 import { isEspeakResult, type EspeakJob, type EspeakResult } from './protocol.js';
 import { buildEspeakWordTimings, toEspeakSsml } from './text.js';
 import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './voices.js';
-import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { WorkerPool } from '../hosts/host-pool.js';
+import { HostPool } from '../hosts/host-pool.js';
 
 export interface EspeakEngineOptions {
   /** Warm child processes, each running one job at a time. */
@@ -24,17 +24,17 @@ export class EspeakEngine implements Engine {
   readonly name = ESPEAK_ENGINE;
 
   private constructor(
-    private readonly pool: WorkerPool<EspeakJob, EspeakResult>,
+    private readonly pool: HostPool<EspeakJob, EspeakResult>,
     private readonly catalog: EspeakVoiceCatalog,
   ) {}
 
   static async create(options: EspeakEngineOptions): Promise<EspeakEngine> {
     const module = options.hostModule ?? hostModulePath('espeak-host', import.meta.url);
-    const pool = new WorkerPool<EspeakJob, EspeakResult>({
+    const pool = new HostPool<EspeakJob, EspeakResult>({
       size: options.poolSize,
       warm: options.poolSize,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => HostWorker.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult, tempDir: options.tempDir }),
+      start: () => NodeHost.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();

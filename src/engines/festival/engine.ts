@@ -4,9 +4,9 @@ import { AppError } from '../../errors.js';
 import { runProcess } from '../../media/process.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from '../types.js';
-import { FestivalWorker, type FestivalSpeech, type FestivalToken } from './festival-host.js';
+import { FestivalHost, type FestivalSpeech, type FestivalToken } from './festival-host.js';
 import { forEachCodePoint, MappedTextBuilder, sanitizeText, type MappedText } from '../mapped-text.js';
-import { WorkerPool } from '../hosts/host-pool.js';
+import { HostPool } from '../hosts/host-pool.js';
 
 const FESTIVAL_VOICE = 'cmu_us_slt_arctic_hts';
 const PROBE_TIMEOUT_MS = 20_000;
@@ -97,19 +97,19 @@ export class FestivalEngine implements Engine {
   readonly name = 'festival';
 
   private constructor(
-    private readonly pool: WorkerPool<string, FestivalSpeech> | undefined,
+    private readonly pool: HostPool<string, FestivalSpeech> | undefined,
     private readonly voices: readonly Voice[],
   ) {}
 
   static async create(options: FestivalEngineOptions): Promise<FestivalEngine> {
     const installation = await detectFestival(options.festivalPath);
     if (!installation) return new FestivalEngine(undefined, []);
-    const pool = new WorkerPool<string, FestivalSpeech>({
+    const pool = new HostPool<string, FestivalSpeech>({
       size: options.processes ?? 1,
       warm: 0,
       jobTimeoutMs: options.jobTimeoutMs,
       start: () =>
-        FestivalWorker.start({
+        FestivalHost.start({
           festivalPath: installation.path,
           voiceCommand: `(voice_${FESTIVAL_VOICE})`,
           sampleRate: installation.sampleRate,

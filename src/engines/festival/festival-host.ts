@@ -6,7 +6,7 @@ import { AppError } from '../../errors.js';
 import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from '../hosts/child-exit.js';
 import { decodeWav, type PcmAudio } from '../wav.js';
-import { jobFailure, type PoolWorker } from '../hosts/host-pool.js';
+import { jobFailure, type EngineHost } from '../hosts/host-pool.js';
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const MARKER = 'VOXREEL';
@@ -62,7 +62,7 @@ const PRELUDE = `
   (format stderr "\\n${MARKER}-DONE %s\\n" id))
 `;
 
-export interface FestivalWorkerOptions {
+export interface FestivalHostOptions {
   festivalPath: string;
   /** Scheme that selects the voice, e.g. `(voice_cmu_us_slt_arctic_hts)`. */
   voiceCommand: string;
@@ -77,7 +77,7 @@ export interface FestivalWorkerOptions {
  * One persistent `festival --pipe` process: the voice is loaded once (~0.2 s saved per call), text goes through
  * a temporary file (never through Scheme or a shell), results come back as files.
  */
-export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
+export class FestivalHost implements EngineHost<string, FestivalSpeech> {
   private readonly stderr = new TailBuffer();
   private readonly exited: Promise<ExitStatus>;
   private readonly exitListeners: ExitListeners;
@@ -89,7 +89,7 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
 
   private constructor(
     private readonly child: ChildProcess,
-    private readonly options: FestivalWorkerOptions,
+    private readonly options: FestivalHostOptions,
   ) {
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => this.receive(chunk));
@@ -101,24 +101,24 @@ export class FestivalWorker implements PoolWorker<string, FestivalSpeech> {
     this.exitListeners = new ExitListeners(this.exited);
   }
 
-  static start(options: FestivalWorkerOptions): Promise<FestivalWorker> {
+  static start(options: FestivalHostOptions): Promise<FestivalHost> {
     const tied = tiedToParent(options.festivalPath, ['--pipe']);
     const child = spawn(tied.command, tied.args, { stdio: ['pipe', 'ignore', 'pipe'] });
-    const worker = new FestivalWorker(child, options);
+    const host = new FestivalHost(child, options);
     const ready = awaitReady({
       child,
-      exited: worker.exited,
+      exited: host.exited,
       timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
       listen: (onReady) => {
-        worker.onLine = (line) => {
+        host.onLine = (line) => {
           if (line === `${MARKER}-READY`) onReady();
         };
         return () => {
-          worker.onLine = undefined;
+          host.onLine = undefined;
         };
       },
-      failure: (reason, status) => worker.failure(reason, status),
-      value: worker,
+      failure: (reason, status) => host.failure(reason, status),
+      value: host,
     });
     child.stdin?.write(`${PRELUDE}\n${options.voiceCommand}\n(format stderr "\\n${MARKER}-READY\\n")\n`);
     return ready;

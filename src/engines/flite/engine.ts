@@ -1,10 +1,10 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { isPcmAudio, type PcmAudio } from '../wav.js';
-import { WorkerPool } from '../hosts/host-pool.js';
+import { HostPool } from '../hosts/host-pool.js';
 
 export interface FliteJob {
   voice: string;
@@ -53,16 +53,16 @@ const HOST_EXEC_ARGV = ['--no-turbo-fast-api-calls', '--disable-warning=Experime
 export class FliteEngine implements Engine {
   readonly name = 'flite';
 
-  private constructor(private readonly pool: WorkerPool<FliteJob, PcmAudio>) {}
+  private constructor(private readonly pool: HostPool<FliteJob, PcmAudio>) {}
 
   static async create(options: FliteEngineOptions): Promise<FliteEngine> {
     const module = options.hostModule ?? hostModulePath('flite-host', import.meta.url);
-    const pool = new WorkerPool<FliteJob, PcmAudio>({
+    const pool = new HostPool<FliteJob, PcmAudio>({
       size: options.poolSize,
       warm: 1,
       jobTimeoutMs: options.jobTimeoutMs,
       start: () =>
-        HostWorker.start<FliteJob, PcmAudio>({
+        NodeHost.start<FliteJob, PcmAudio>({
           module,
           isResult: isPcmAudio,
           execArgv: HOST_EXEC_ARGV,

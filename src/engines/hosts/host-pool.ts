@@ -2,23 +2,23 @@ import { AppError, abortError, processFailure } from '../../errors.js';
 import type { ProcessLimits, Supervision } from '../../media/process.js';
 
 /** A child process that runs engine jobs one at a time. */
-export interface PoolWorker<Job, Result> {
+export interface EngineHost<Job, Result> {
   readonly pid: number | undefined;
-  /** True while the worker is alive, idle and may take another job. */
+  /** True while the host is alive, idle and may take another job. */
   readonly available: boolean;
-  /** Rejects with an AppError: ENGINE_FAILED, JOB_TIMEOUT (its own time limit) or the abort signal's reason; the worker is then gone. */
+  /** Rejects with an AppError: ENGINE_FAILED, JOB_TIMEOUT (its own time limit) or the abort signal's reason; the host is then gone. */
   run(job: Job, limits: ProcessLimits): Promise<Result>;
   /** Stops the process (SIGTERM, then SIGKILL) and resolves once it has exited. */
   close(): Promise<void>;
 }
 
-export interface WorkerPoolOptions<Job, Result> {
+export interface HostPoolOptions<Job, Result> {
   size: number;
-  /** Idle workers to keep started ahead of demand, to hide their start-up time. */
+  /** Idle hosts to keep started ahead of demand, to hide their start-up time. */
   warm: number;
-  /** Per job, from the moment a worker takes it; 0 means no limit. */
+  /** Per job, from the moment a host takes it; 0 means no limit. */
   jobTimeoutMs?: number;
-  start: () => Promise<PoolWorker<Job, Result>>;
+  start: () => Promise<EngineHost<Job, Result>>;
 }
 
 interface QueuedJob<Job, Result> {
@@ -33,24 +33,24 @@ function shuttingDown(): AppError {
   return new AppError('SHUTTING_DOWN', { message: 'The speech engine is shutting down.' });
 }
 
-/** The error a job ends with once its worker died: why the worker was stopped decides the code. */
+/** The error a job ends with once its host died: why the host was stopped decides the code. */
 export function jobFailure(supervision: Supervision, cause: unknown): AppError {
   return processFailure(supervision, 'ENGINE_FAILED', cause);
 }
 
 /**
- * Up to `size` workers, one job each at a time, jobs queued in order. A worker that fails, times out or is
+ * Up to `size` hosts, one job each at a time, jobs queued in order. A host that fails, times out or is
  * aborted is dropped and replaced on demand; aborting a job still in the queue only removes it.
  */
-export class WorkerPool<Job, Result> {
-  private readonly idle: PoolWorker<Job, Result>[] = [];
-  private readonly busy = new Set<PoolWorker<Job, Result>>();
+export class HostPool<Job, Result> {
+  private readonly idle: EngineHost<Job, Result>[] = [];
+  private readonly busy = new Set<EngineHost<Job, Result>>();
   private readonly starting = new Set<Promise<void>>();
   private readonly queue: QueuedJob<Job, Result>[] = [];
   private warming = true;
   private closed = false;
 
-  constructor(private readonly options: WorkerPoolOptions<Job, Result>) {}
+  constructor(private readonly options: HostPoolOptions<Job, Result>) {}
 
   run(job: Job, { signal }: { signal?: AbortSignal } = {}): Promise<Result> {
     if (this.closed) return Promise.reject(shuttingDown());
@@ -74,7 +74,7 @@ export class WorkerPool<Job, Result> {
     });
   }
 
-  /** Starts the warm workers and waits for them; rejects when one cannot start. */
+  /** Starts the warm hosts and waits for them; rejects when one cannot start. */
   async warmUp(): Promise<void> {
     this.pump();
     const results = await Promise.allSettled([...this.starting]);
@@ -89,50 +89,50 @@ export class WorkerPool<Job, Result> {
       entry.reject(shuttingDown());
     }
     await Promise.allSettled([...this.starting]);
-    const workers = [...this.idle.splice(0), ...this.busy];
-    await Promise.all(workers.map((worker) => worker.close()));
+    const hosts = [...this.idle.splice(0), ...this.busy];
+    await Promise.all(hosts.map((host) => host.close()));
   }
 
-  /** PIDs of the running workers, for diagnostics and tests. */
+  /** PIDs of the running hosts, for diagnostics and tests. */
   pids(): number[] {
-    return [...this.idle, ...this.busy].flatMap((worker) => (worker.pid === undefined ? [] : [worker.pid]));
+    return [...this.idle, ...this.busy].flatMap((host) => (host.pid === undefined ? [] : [host.pid]));
   }
 
   private pump(): void {
     if (this.closed) return;
     while (this.queue.length > 0) {
-      const worker = this.takeIdle();
-      if (!worker) break;
+      const host = this.takeIdle();
+      if (!host) break;
       const entry = this.queue.shift();
-      if (entry) this.execute(worker, entry);
+      if (entry) this.execute(host, entry);
     }
     const wanted = this.queue.length + this.busy.size + (this.warming ? this.options.warm : 0);
     const target = Math.min(this.options.size, wanted);
-    while (this.idle.length + this.busy.size + this.starting.size < target) this.startWorker();
+    while (this.idle.length + this.busy.size + this.starting.size < target) this.startHost();
   }
 
-  private takeIdle(): PoolWorker<Job, Result> | undefined {
+  private takeIdle(): EngineHost<Job, Result> | undefined {
     while (this.idle.length > 0) {
-      const worker = this.idle.shift();
-      if (worker?.available) return worker;
-      if (worker) void worker.close();
+      const host = this.idle.shift();
+      if (host?.available) return host;
+      if (host) void host.close();
     }
     return undefined;
   }
 
-  private startWorker(): void {
-    const started: Promise<void> = new Promise<PoolWorker<Job, Result>>((resolve) => resolve(this.options.start())).then(
-      (worker) => {
+  private startHost(): void {
+    const started: Promise<void> = new Promise<EngineHost<Job, Result>>((resolve) => resolve(this.options.start())).then(
+      (host) => {
         this.starting.delete(started);
         this.warming = true;
-        if (this.closed) return worker.close();
-        this.idle.push(worker);
+        if (this.closed) return host.close();
+        this.idle.push(host);
         this.pump();
       },
       (error: unknown) => {
         this.starting.delete(started);
         // No retry loop when the engine cannot start at all: the oldest waiting job gets the error,
-        // and warm-up resumes only after a worker starts again.
+        // and warm-up resumes only after a host starts again.
         this.warming = false;
         const entry = this.queue.shift();
         if (entry) {
@@ -149,16 +149,16 @@ export class WorkerPool<Job, Result> {
     this.starting.add(started);
   }
 
-  private execute(worker: PoolWorker<Job, Result>, entry: QueuedJob<Job, Result>): void {
+  private execute(host: EngineHost<Job, Result>, entry: QueuedJob<Job, Result>): void {
     entry.signal?.removeEventListener('abort', entry.onAbort);
-    this.busy.add(worker);
-    worker
+    this.busy.add(host);
+    host
       .run(entry.job, { signal: entry.signal, timeoutMs: this.options.jobTimeoutMs })
       .then(entry.resolve, entry.reject)
       .finally(() => {
-        this.busy.delete(worker);
-        if (worker.available && !this.closed) this.idle.push(worker);
-        else void worker.close();
+        this.busy.delete(host);
+        if (host.available && !this.closed) this.idle.push(host);
+        else void host.close();
         this.pump();
       });
   }

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../../media/process.js';
 import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
-import { jobFailure, type PoolWorker } from './host-pool.js';
+import { jobFailure, type EngineHost } from './host-pool.js';
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const RETIRE_GRACE_MS = 2000;
@@ -20,7 +20,7 @@ export function hostModulePath(name: string, callerUrl: string): string {
   return fileURLToPath(new URL(`./${name}${extname(fileURLToPath(callerUrl))}`, callerUrl));
 }
 
-export interface HostWorkerOptions<Result> {
+export interface NodeHostOptions<Result> {
   /** Absolute path of the entry module, which calls serveJobs(). */
   module: string;
   /** Checks a result before it is trusted: a child that answers garbage is killed. */
@@ -34,7 +34,7 @@ export interface HostWorkerOptions<Result> {
 }
 
 /** A Node child process running an engine host (see host-runtime.ts), one job at a time over IPC. */
-export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
+export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
   private readonly output = new TailBuffer();
   private readonly exited: Promise<ExitStatus>;
   private readonly exitListeners: ExitListeners;
@@ -46,7 +46,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
 
   private constructor(
     private readonly child: ChildProcess,
-    private readonly options: HostWorkerOptions<Result>,
+    private readonly options: NodeHostOptions<Result>,
   ) {
     child.stdout?.on('data', (chunk: Buffer) => this.output.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.output.push(chunk));
@@ -55,7 +55,7 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
     this.exitListeners = new ExitListeners(this.exited);
   }
 
-  static async start<Job, Result>(options: HostWorkerOptions<Result>): Promise<HostWorker<Job, Result>> {
+  static async start<Job, Result>(options: NodeHostOptions<Result>): Promise<NodeHost<Job, Result>> {
     // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
     const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
     // Through setpriv where it exists (tiedToParent): the host dies with us even while it is still starting.
@@ -67,11 +67,11 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
       ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const worker = new HostWorker<Job, Result>(child, options);
-    if (tempDir) void worker.exited.then(() => rm(tempDir, { recursive: true, force: true }));
+    const host = new NodeHost<Job, Result>(child, options);
+    if (tempDir) void host.exited.then(() => rm(tempDir, { recursive: true, force: true }));
     return awaitReady({
       child,
-      exited: worker.exited,
+      exited: host.exited,
       timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
       listen: (onReady) => {
         const onMessage = (message: unknown) => {
@@ -80,8 +80,8 @@ export class HostWorker<Job, Result> implements PoolWorker<Job, Result> {
         child.on('message', onMessage);
         return () => child.off('message', onMessage);
       },
-      failure: (reason, status) => worker.failure(reason, status),
-      value: worker,
+      failure: (reason, status) => host.failure(reason, status),
+      value: host,
     });
   }
 

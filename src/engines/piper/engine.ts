@@ -1,9 +1,9 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { WorkerPool } from '../hosts/host-pool.js';
+import { HostPool } from '../hosts/host-pool.js';
 import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
@@ -41,18 +41,18 @@ export class PiperEngine implements Engine {
 
   private constructor(
     private readonly catalog: PiperVoiceCatalog,
-    private readonly pool: WorkerPool<PiperJob, PiperResult>,
+    private readonly pool: HostPool<PiperJob, PiperResult>,
   ) {}
 
   /** Lists the installed voices; without any, no process is ever started. */
   static async create(options: PiperEngineOptions): Promise<PiperEngine> {
     const catalog = await PiperVoiceCatalog.scan(options.voicesDir);
     const module = options.hostModule ?? hostModulePath('piper-host', import.meta.url);
-    const pool = new WorkerPool<PiperJob, PiperResult>({
+    const pool = new HostPool<PiperJob, PiperResult>({
       size: options.poolSize,
       warm: catalog.size > 0 ? (options.warm ?? 1) : 0,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => HostWorker.start<PiperJob, PiperResult>({ module, isResult: isPiperResult, execArgv: HOST_EXEC_ARGV, tempDir: options.tempDir }),
+      start: () => NodeHost.start<PiperJob, PiperResult>({ module, isResult: isPiperResult, execArgv: HOST_EXEC_ARGV, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();

@@ -1,9 +1,9 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { HostWorker, hostModulePath } from '../hosts/node-host.js';
+import { NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { WorkerPool } from '../hosts/host-pool.js';
+import { HostPool } from '../hosts/host-pool.js';
 import { isRhvoiceResult, type RhvoiceJob, type RhvoiceResult } from './protocol.js';
 import { installedRhvoiceVoices, RHVOICE_ENGINE } from './voices.js';
 import { rhvoiceWordTimings } from './words.js';
@@ -26,7 +26,7 @@ export class RhvoiceEngine implements Engine {
   private readonly byId: ReadonlyMap<string, Voice>;
 
   private constructor(
-    private readonly pool: WorkerPool<RhvoiceJob, RhvoiceResult> | undefined,
+    private readonly pool: HostPool<RhvoiceJob, RhvoiceResult> | undefined,
     voices: readonly Voice[],
   ) {
     this.byId = new Map(voices.map((voice) => [voice.id, voice]));
@@ -37,11 +37,11 @@ export class RhvoiceEngine implements Engine {
     const installed = await installedRhvoiceVoices();
     if (installed.length === 0) return new RhvoiceEngine(undefined, []);
     const module = options.hostModule ?? hostModulePath('rhvoice-host', import.meta.url);
-    const pool = new WorkerPool<RhvoiceJob, RhvoiceResult>({
+    const pool = new HostPool<RhvoiceJob, RhvoiceResult>({
       size: options.poolSize,
       warm: 1,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => HostWorker.start<RhvoiceJob, RhvoiceResult>({ module, isResult: isRhvoiceResult, tempDir: options.tempDir }),
+      start: () => NodeHost.start<RhvoiceJob, RhvoiceResult>({ module, isResult: isRhvoiceResult, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();
