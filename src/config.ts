@@ -144,6 +144,8 @@ export interface Config {
   cdnUrlGiven: boolean;
   /** Absolute path of the directory generated files are written to. */
   outputDir: string;
+  /** Where voice previews are cached: OUTPUT_DIR/previews, or the scratch root with a bucket (nothing written to OUTPUT_DIR then). */
+  previewsDir: string;
   logLevel: string;
   pricing: {
     currency: string;
@@ -254,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const apiKeys = [...splitList(parsed.API_KEYS, ','), ...readKeysFile(parsed.API_KEYS_FILE)];
   // One person's service on their own machine: nobody else can reach it, so nothing to share fairly.
   const personal = apiKeys.length === 0 && isLoopback(parsed.HOST);
+  const scratchDir = path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel'));
   const defaultCdnUrl = `http://${displayHost(parsed.HOST)}:${parsed.PORT}${FILES_PREFIX}`;
   return {
     port: parsed.PORT,
@@ -300,7 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
     maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
     keyframeSeconds: parsed.KEYFRAME_SECONDS,
-    scratchDir: path.resolve(parsed.SCRATCH_DIR ?? path.join(os.tmpdir(), 'voxreel')),
+    scratchDir,
+    previewsDir: path.join(parsed.STORAGE === 's3' ? scratchDir : path.resolve(parsed.OUTPUT_DIR), 'previews'),
     voicesDir: path.resolve(parsed.VOICES_DIR),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
     storage: storageConfig(parsed, env),

@@ -1,9 +1,6 @@
-import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { attempt, ConfigError, exitOnConfigError, loadConfig, type Config } from './config.js';
-import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
-import { killAllChildren } from './media/process.js';
-import { resolveMediaTools } from './media/tools.js';
+import { boot } from './boot.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openWorker } from './jobs/open-worker.js';
 
 /**
@@ -21,25 +18,9 @@ function workerConfig(): Config & { redisUrl: string } {
   return { ...config, redisUrl };
 }
 
-const config = attempt(workerConfig, exitOnConfigError('voxreel worker'));
-
-const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
-if (mediaProblems.length > 0) {
-  console.error(mediaToolsMessage(mediaProblems));
-  process.exit(1);
-}
-
-const log = pino({
-  level: config.logLevel,
-  ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
+const { config, running } = await boot('voxreel worker', workerConfig, async (config, logger) => {
+  const log = pino(logger);
+  const worker = await openWorker(config, log);
+  return { log, voices: worker.voices, close: (stopAfterMs: number) => worker.close(stopAfterMs) };
 });
-process.once('exit', killAllChildren);
-const worker = await openWorker(config, log).catch(exitOnConfigError('voxreel worker'));
-
-closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
-  if (err) log.error({ err }, 'closing after an error');
-  else log.info({ signal }, 'closing');
-  await worker.close(Math.max(0, config.shutdownGraceMs - 1000));
-});
-
-log.info({ queue: config.queueName, concurrency: config.concurrency, voices: worker.voices }, 'voxreel worker ready');
+running.log.info({ queue: config.queueName, concurrency: config.concurrency, voices: running.voices }, 'voxreel worker ready');

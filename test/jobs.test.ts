@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { JobRunner } from '../src/jobs/runner.js';
+import { JobSlots } from '../src/jobs/slots.js';
 import { Limiter } from '../src/jobs/limiter.js';
 import { ClientQuota } from '../src/jobs/quota.js';
 
@@ -65,11 +65,11 @@ const untilAborted = (signal: AbortSignal) =>
     signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
   });
 
-describe('JobRunner', () => {
-  const timeouts = { tts: 60_000, 'tts-video': 60_000, speech: 60_000 };
+describe('JobSlots', () => {
+  const timeouts = { ttsTimeoutMs: 60_000, videoTimeoutMs: 60_000 };
 
   it('aborts a job at its deadline with JOB_TIMEOUT, and a disconnect with CLIENT_CLOSED', async () => {
-    const jobs = new JobRunner(new Limiter({ concurrency: 2, queueLength: 0 }), { ...timeouts, tts: 50 });
+    const jobs = new JobSlots(new Limiter({ concurrency: 2, queueLength: 0 }), { ...timeouts, ttsTimeoutMs: 50 });
     await expect(jobs.run('tts', { id: 'ip:1', signal: new AbortController().signal, characters: 10 }, untilAborted)).rejects.toMatchObject({ code: 'JOB_TIMEOUT', statusCode: 504 });
     const client = new AbortController();
     const running = jobs.run('tts-video', { id: 'ip:1', signal: client.signal, characters: 10 }, untilAborted);
@@ -78,7 +78,7 @@ describe('JobRunner', () => {
   });
 
   it('at shutdown refuses queued and new jobs, lets running ones finish, and stops them at the end of the grace', async () => {
-    const jobs = new JobRunner(new Limiter({ concurrency: 1, queueLength: 2 }), timeouts);
+    const jobs = new JobSlots(new Limiter({ concurrency: 1, queueLength: 2 }), timeouts);
     const gate = deferred();
     const client = { id: 'ip:1', signal: new AbortController().signal, characters: 10 };
     const finishing = jobs.run('tts', client, () => gate.promise.then(() => 'done'));
@@ -88,7 +88,7 @@ describe('JobRunner', () => {
     await expect(jobs.run('tts', client, async () => 'never')).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
     gate.resolve();
     await expect(finishing).resolves.toBe('done');
-    const stubborn = new JobRunner(new Limiter({ concurrency: 1, queueLength: 0 }), timeouts);
+    const stubborn = new JobSlots(new Limiter({ concurrency: 1, queueLength: 0 }), timeouts);
     const running = stubborn.run('tts-video', client, untilAborted);
     stubborn.stopRunning();
     await expect(running).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
@@ -96,7 +96,7 @@ describe('JobRunner', () => {
 
   it('derives Retry-After from the measured job time and the queue ahead', async () => {
     const limiter = new Limiter({ concurrency: 1, queueLength: 1 });
-    const jobs = new JobRunner(limiter, timeouts);
+    const jobs = new JobSlots(limiter, timeouts);
     const client = { id: 'ip:1', signal: new AbortController().signal, characters: 10 };
     const before = jobs.retryAfterSeconds();
     // Slow jobs raise the estimate; the waiting queue multiplies it.
@@ -114,11 +114,11 @@ describe('JobRunner', () => {
 });
 
 describe('ClientQuota', () => {
-  const timeouts = { tts: 60_000, 'tts-video': 60_000, speech: 60_000 };
+  const timeouts = { ttsTimeoutMs: 60_000, videoTimeoutMs: 60_000 };
 
   it('caps the jobs one client holds, running or queued, while others still get in', async () => {
     const quota = new ClientQuota({ maxJobs: 2, characters: 0, windowMs: 60_000 });
-    const jobs = new JobRunner(new Limiter({ concurrency: 1, queueLength: 10 }), timeouts, undefined, quota);
+    const jobs = new JobSlots(new Limiter({ concurrency: 1, queueLength: 10 }), timeouts, undefined, quota);
     const gate = deferred();
     const greedy = { id: 'ip:greedy', signal: new AbortController().signal, characters: 5000 };
     const held = [jobs.run('tts-video', greedy, () => gate.promise), jobs.run('tts-video', greedy, () => gate.promise)];

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkWebhookUrl } from '../jobs/webhooks.js';
-import type { JobOutcome, JobSpec } from '../jobs/spec.js';
+import type { JobAccepted } from '../api/jobs.js';
+import { outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
 import { jobClient } from './job-client.js';
 import { cachedCost } from '../jobs/pricing.js';
 
@@ -22,7 +23,13 @@ export interface AnswerOptions {
  * its webhook called); otherwise the job is queued and either awaited (the seed's synchronous contract) or
  * answered 202 with where to follow it.
  */
-export async function answerJob(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, spec: JobSpec, answer: AnswerOptions) {
+export async function answerJob<O extends QueuedOperation>(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  spec: SpecOf<O>,
+  answer: AnswerOptions,
+): Promise<JobAnswers[O] | JobAccepted> {
   const voice = await app.executor.check(spec);
   const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;
   const cacheKey = app.results.keyOf(spec, voice);
@@ -30,7 +37,7 @@ export async function answerJob(app: FastifyInstance, request: FastifyRequest, r
   // The earlier answer, as this request would have had it: its own spelling of the voice, the price of a hit.
   const cached = found && {
     files: found.files,
-    body: { ...found.body, voice: spec.request.voice, cost: cachedCost(found.body.cost, app.config.cache.hitPriceFactor), cached: true },
+    body: answered(found.body, { voice: spec.request.voice, cost: cachedCost(found.body.cost, app.config.cache.hitPriceFactor), cached: true }),
   };
   // A webhook is only for a job that outlives its request.
   const detached = webhookUrl !== undefined || wantsAsync(request, answer.async);
@@ -42,9 +49,15 @@ export async function answerJob(app: FastifyInstance, request: FastifyRequest, r
   if (detached) {
     const statusUrl = `/jobs/${job.id}`;
     request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');
-    return reply.code(202).header('location', statusUrl).send({ status: 'accepted' as const, id: job.id, statusUrl, state: 'queued' as const });
+    reply.code(202).header('location', statusUrl);
+    return { status: 'accepted', id: job.id, statusUrl, state: 'queued' };
   }
-  const outcome: JobOutcome = await job.outcome();
+  const outcome = outcomeOf(spec.operation, await job.outcome());
   request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length, file: outcome.files[0] }, 'job done');
-  return { ...outcome.body, cached: false };
+  return answered(outcome.body, { cached: false });
+}
+
+/** An answer with some of its fields restated (a body stays its operation's body). */
+function answered<B extends JobAnswers[QueuedOperation]>(body: B, changes: Partial<Pick<B, 'voice' | 'cost' | 'cached'>>): B {
+  return { ...body, ...changes };
 }

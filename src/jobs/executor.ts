@@ -6,6 +6,8 @@ import type { Synthesizer } from '../speech/synthesizer.js';
 import type { Background } from '../video/background.js';
 import type { VideoMaker } from '../video/maker.js';
 import type { BackgroundOption } from '../video/options.js';
+import type { TtsResponse } from '../api/speech.js';
+import type { TtsVideoResponse } from '../api/video.js';
 import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
 
 export interface ExecuteOptions {
@@ -44,7 +46,7 @@ export class JobExecutor {
     return spec.operation === 'tts' ? this.speech(spec.request, options) : this.video(spec.request, options);
   }
 
-  private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome> {
+  private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome<'tts'>> {
     const { text, voice, format, speed, timestamps, loudness } = effectiveTts(request);
     const resolved = this.deps.synthesizer.resolveVoice({ text, voice });
     const result = await this.deps.synthesizer.renderAudio({
@@ -58,8 +60,8 @@ export class JobExecutor {
       name: options.name,
       onProgress: options.onProgress,
     });
-    const body = {
-      status: 'success' as const,
+    const body: TtsResponse = {
+      status: 'success',
       url: result.file.url,
       duration: roundSeconds(result.duration),
       cost: ttsCost(this.deps.pricing, text.length),
@@ -86,7 +88,7 @@ export class JobExecutor {
     return { body, files };
   }
 
-  private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome> {
+  private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome<'tts-video'>> {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
     const { background, music } = await this.videoInputs(request);
@@ -101,8 +103,8 @@ export class JobExecutor {
       onProgress: options.onProgress,
       onWarning: options.onWarning,
     });
-    const body = {
-      status: 'success' as const,
+    const body: TtsVideoResponse = {
+      status: 'success',
       url: result.video.url,
       captionsUrl: result.captions.url,
       duration: roundSeconds(result.duration),

@@ -1,7 +1,7 @@
 import type { Voice } from '../engines/voice.js';
 import { FILE_KINDS } from '../storage/storage.js';
 import { effectiveTts, effectiveVideo } from './executor.js';
-import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
+import { outcomeOf, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
 import { lookupCached, requestCacheKey, type RequestCache } from './request-cache.js';
 
 /** The storage key (`<kind>/<name>.<ext>`) a file URL of ours points at, whatever comes before it (CDN_URL, a prefix) or after (a signature). */
@@ -39,11 +39,12 @@ export class JobResults {
     return requestCacheKey(spec.operation, effective, voice);
   }
 
-  async lookup(operation: QueuedOperation, key: string | undefined): Promise<JobOutcome | undefined> {
+  async lookup<O extends QueuedOperation>(operation: O, key: string | undefined): Promise<JobOutcome<O> | undefined> {
     if (!this.cache || key === undefined) return undefined;
     const found = await lookupCached(this.cache, this.storage, key).catch(() => undefined);
     this.observer?.requestCache(operation, found !== undefined);
-    return found && { body: await this.freshUrls(found.body as JobOutcome['body']), files: found.files };
+    // Remembered under a key of this operation (the key hashes it), so the body is this operation's.
+    return found && outcomeOf(operation, { body: await this.freshUrls(found.body as JobOutcome['body']), files: found.files });
   }
 
   /**

@@ -1,7 +1,7 @@
 import { AppError, cancelReason, isAppError } from '../errors.js';
-import type { FinishedJob } from './completion.js';
+import type { FinishedJob } from './follow-up.js';
 import type { JobExecutor } from './executor.js';
-import type { JobRunner } from './runner.js';
+import type { JobSlots } from './slots.js';
 import { etaSeconds, finishedView, jobError, newJobId, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
 
@@ -36,7 +36,7 @@ export class LocalJobQueue implements JobQueue {
   private submitted = 0;
 
   constructor(
-    private readonly runner: JobRunner,
+    private readonly runner: JobSlots,
     private readonly executor: JobExecutor,
     private readonly options: { retentionMs: number; onFinished?: (job: FinishedJob) => void; onWarning?: (message: string, cause: unknown) => void },
   ) {}

@@ -28,7 +28,7 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
     voices: services.engines.listVoices().length,
     close: async (graceMs) => {
       await worker.close(graceMs);
-      await pipeline.completion.close();
+      await pipeline.followUp.close();
       await services.close();
       await closeRedis(redis);
     },

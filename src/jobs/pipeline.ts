@@ -3,7 +3,7 @@ import { JobResults, type ResultCacheObserver } from './job-results.js';
 import { MemoryRequestCache, RedisRequestCache, type RequestCache } from './request-cache.js';
 import type { Config } from '../config.js';
 import type { Services } from './services.js';
-import { JobCompletion } from './completion.js';
+import { JobFollowUp } from './follow-up.js';
 import { JobExecutor } from './executor.js';
 import type { WebhookLogger } from './webhooks.js';
 
@@ -11,19 +11,19 @@ import type { WebhookLogger } from './webhooks.js';
 export interface JobPipeline {
   executor: JobExecutor;
   results: JobResults;
-  completion: JobCompletion;
+  followUp: JobFollowUp;
 }
 
 export function jobPipeline(
   config: Config,
-  services: Services,
+  services: Pick<Services, 'synthesizer' | 'maker' | 'assets' | 'storage'>,
   redis: Redis | undefined,
   observer: ResultCacheObserver | undefined,
   logger: WebhookLogger & { info(obj: object, msg: string): void },
 ): JobPipeline {
   const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, pricing: config.pricing });
   const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), observer);
-  return { executor, results, completion: new JobCompletion(results, config.webhooks, logger) };
+  return { executor, results, followUp: new JobFollowUp(results, config.webhooks, logger) };
 }
 
 function requestCache(config: Config, redis: Redis | undefined): RequestCache | undefined {

@@ -3,7 +3,8 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineName } from '../../engines/types.js';
 import type { ErrorCode } from '../../errors.js';
-import type { JobObserver, Operation } from '../../jobs/runner.js';
+import type { Operation } from '../../jobs/lifecycle.js';
+import type { JobObserver } from '../../jobs/slots.js';
 import type { Limiter } from '../../jobs/limiter.js';
 import type { SpeechObserver } from '../../speech/synthesizer.js';
 
@@ -108,8 +109,9 @@ export class Metrics implements JobObserver, SpeechObserver {
   }
 }
 
-async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics }): Promise<void> {
-  const { metrics } = options;
+/** Request counts and latencies, and GET /metrics; the gauges and counters of the work itself are fed by `work`. */
+async function metricsPlugin(app: FastifyInstance): Promise<void> {
+  const { metrics } = app;
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
@@ -121,4 +123,4 @@ async function metricsPlugin(app: FastifyInstance, options: { metrics: Metrics }
   });
 }
 
-export default fp(metricsPlugin, { name: 'metrics' });
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['work'] });

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -8,7 +7,6 @@ import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
 import { ErrorBody } from '../../api/errors.js';
 import { VoiceList, VoiceParams, VoicesQuery } from '../../api/voices.js';
-import { VoicePreviews } from '../../speech/voice-previews.js';
 
 /** A preview is only ever replaced by a new file under a new name (the sentence changed), so clients may keep it long. */
 const PREVIEW_MAX_AGE = '30d';
@@ -21,8 +19,7 @@ function previewUrl(request: FastifyRequest, voiceId: string): string {
 }
 
 const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const previews = new VoicePreviews(path.join(app.config.outputDir, 'previews'));
-  await previews.init(!app.config.redisUrl);
+  const { previews } = app;
   // Only for reply.sendFile (ETag, Last-Modified, ranges, conditional requests): nothing here is served by path.
   await app.register(fastifyStatic, { root: previews.dir, serve: false, dotfiles: 'deny', maxAge: PREVIEW_MAX_AGE });
 

@@ -2,8 +2,9 @@ import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import { AppError, abortError, isAppError } from '../../errors.js';
-import type { JobCompletion } from '../completion.js';
-import { INITIAL_JOB_SECONDS } from '../runner.js';
+import type { JobFollowUp } from '../follow-up.js';
+import { jobTimeoutMs } from '../lifecycle.js';
+import { INITIAL_JOB_SECONDS } from '../slots.js';
 import type { ClientQuota } from '../quota.js';
 import { closeRedis, connectQueueRedis, within } from './connection.js';
 import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
@@ -115,7 +116,7 @@ export class RedisJobQueue implements JobQueue {
     // Per-client shares are kept by the process the client came to (README, Scaling out).
     const release = this.options.quota?.admit(options.client.id, options.client.characters);
     const id = newJobId();
-    const timeoutMs = spec.operation === 'tts' ? this.config.ttsTimeoutMs : this.config.videoTimeoutMs;
+    const timeoutMs = jobTimeoutMs(this.config, spec.operation);
     // A cached answer goes as already published: the worker that takes it answers with it at once.
     const data: QueuedJobData = { spec, clientId: options.client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };
     if (release) this.releases.set(id, release);
@@ -205,7 +206,7 @@ export class RedisJobQueue implements JobQueue {
       this.releaseQuota(id);
       const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, job.data.spec.operation, cancelledResult(), this.config.jobRetentionMs);
       await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
-      await this.options.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
+      await this.options.followUp.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
       return view;
     }
     return this.get(id, clientId);
@@ -245,7 +246,7 @@ export interface RedisQueueOptions {
   redis: Redis;
   log: { error(obj: object, msg: string): void };
   /** Told of jobs that end here rather than in a worker (cancelled before they ran). */
-  completion: JobCompletion;
+  followUp: JobFollowUp;
   quota?: ClientQuota;
 }
 

@@ -1,9 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
-import { AppError, abortError, cancelReason, deadlineSignal, isAppError } from '../../errors.js';
-import { movingAverage } from '../runner.js';
+import { AppError, cancelReason, isAppError } from '../../errors.js';
+import { movingAverage, runJob } from '../lifecycle.js';
 import type { JobPipeline } from '../pipeline.js';
 import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
 import { closeRedis, connectQueueRedis } from './connection.js';
@@ -92,27 +91,29 @@ export class RedisJobWorker {
     if (await this.redis.exists(this.keys.cancelMarker(job.id as string))) return this.finish(job, cancelledResult());
     const deadlineAt = data.deadlineAt ?? Date.now() + data.timeoutMs;
     if (data.deadlineAt === undefined) await job.updateData({ ...data, deadlineAt });
-    const started = performance.now();
     this.log.info({ job: job.id, operation: data.spec.operation, attempt: job.attemptsMade + 1, stalled: job.stalledCounter }, 'job started');
-    const deadline = deadlineSignal(Math.max(0, deadlineAt - Date.now()));
     const stop = new AbortController();
     const onCancel = () => stop.abort(cancelReason('JOB_CANCELLED'));
     if (cancelled?.aborted) onCancel();
     cancelled?.addEventListener('abort', onCancel, { once: true });
-    const signal = AbortSignal.any([stop.signal, deadline.signal, this.shutdown.signal]);
+    const onFinished = (seconds: number, outcome: string) => {
+      this.log.info({ job: job.id, outcome, seconds }, 'job finished');
+      void this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
+    };
+    const run = { deadlineMs: deadlineAt - Date.now(), stoppedBy: [stop.signal, this.shutdown.signal], onFinished };
     let result: JobResult;
     try {
-      const outcome = await this.pipeline.executor.execute(data.spec, {
-        signal,
-        name: job.id,
-        onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
-        onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
-      });
+      const outcome = await runJob(run, (signal) =>
+        this.pipeline.executor.execute(data.spec, {
+          signal,
+          name: job.id,
+          onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
+          onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
+        }),
+      );
       result = { ok: true, outcome };
     } catch (thrown) {
-      // A stopped job fails for why it was stopped, whatever a killed process reported on its way down.
-      const reason = signal.aborted ? abortError(signal.reason) : thrown;
-      const error = isAppError(reason) ? reason : new AppError('INTERNAL_ERROR', { cause: thrown });
+      const error = isAppError(thrown) ? thrown : new AppError('INTERNAL_ERROR', { cause: thrown });
       if (error.code === 'SHUTTING_DOWN' && token) {
         // This worker is stopping, not the job failing: back to the queue for another, no attempt counted.
         this.log.warn({ job: job.id }, 'worker stopping: job goes back to the queue');
@@ -126,14 +127,10 @@ export class RedisJobWorker {
       if (error.code === 'INTERNAL_ERROR') this.log.error({ err: thrown, job: job.id }, 'job failed');
       result = { ok: false, error: jobError(error) };
     } finally {
-      deadline.clear();
       cancelled?.removeEventListener('abort', onCancel);
     }
     // Outside the render's try: if this fails, BullMQ runs the job again and the first line above answers.
     if (result.ok) await job.updateData({ ...data, deadlineAt, published: result.outcome });
-    const seconds = (performance.now() - started) / 1000;
-    this.log.info({ job: job.id, outcome: result.ok ? 'success' : result.error.code, seconds }, 'job finished');
-    await this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
     return this.finish(job, result);
   }
 
@@ -141,7 +138,7 @@ export class RedisJobWorker {
   private async finish(job: Job<QueuedJobData, JobResult>, result: JobResult): Promise<JobResult> {
     const { spec, cacheKey, webhookUrl } = job.data;
     const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
-    await this.pipeline.completion.finished({ spec, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
+    await this.pipeline.followUp.finished({ spec, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
     return result;
   }
 
@@ -149,7 +146,7 @@ export class RedisJobWorker {
   private async failedForGood(job: Job<QueuedJobData, JobResult> | undefined): Promise<void> {
     if (!job || (await job.getState()) !== 'failed') return;
     const view = finishedView(timesOf(job), job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
-    await this.pipeline.completion.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
+    await this.pipeline.followUp.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
   }
 
   /** Keeps the shared moving average the API processes read for ETAs. */

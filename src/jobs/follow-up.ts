@@ -17,7 +17,7 @@ export interface FinishedJob {
  * What follows a finished job wherever it ran: a success is remembered by the request cache, and a job with a
  * webhook has its view POSTed there, signed, retried in the background (the job's slot is not held for it).
  */
-export class JobCompletion {
+export class JobFollowUp {
   private readonly stopping = new AbortController();
   private readonly deliveries = new Set<Promise<unknown>>();
 

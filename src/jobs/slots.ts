@@ -1,10 +1,9 @@
-import { performance } from 'node:perf_hooks';
-import { abortError, cancelReason, deadlineSignal, isAppError } from '../errors.js';
+import { cancelReason } from '../errors.js';
+import { jobTimeoutMs, movingAverage, runJob, type JobTimeouts, type Operation } from './lifecycle.js';
 import type { Limiter } from './limiter.js';
 import type { ClientQuota } from './quota.js';
 
-/** `speech`: the OpenAI-compatible endpoint, whose job lasts until its stream is encoded. */
-export type Operation = 'tts' | 'tts-video' | 'speech';
+export type { Operation } from './lifecycle.js';
 
 /** Whom a job is for: its client's id (for its quota), the client's disconnect, and what it submits. */
 export interface JobClient {
@@ -17,31 +16,23 @@ export interface JobObserver {
   jobFinished(operation: Operation, seconds: number, outcome: string): void;
 }
 
-/** Weight of the newest job in the running average of job times (an exponential moving average). */
-const AVERAGE_WEIGHT = 0.2;
-
-/** The running average of job times after one more, `seconds` long; the first sample is taken as it is. */
-export function movingAverage(previous: number | undefined, seconds: number): number {
-  return previous === undefined ? seconds : previous + AVERAGE_WEIGHT * (seconds - previous);
-}
-
 /** Assumed job time before any job has finished. */
 export const INITIAL_JOB_SECONDS = 2;
 const MAX_RETRY_AFTER_SECONDS = 300;
 
 /**
- * Every synthesis and render runs through here: one limiter slot, and one signal that aborts with the reason
- * the job is stopped (the client's disconnect, the operation's deadline, the server's shutdown), so its processes
- * are killed, its temporary files removed, and every layer throws that reason as it is.
+ * The API process's job slots: every synthesis and render here takes one limiter slot, after its client's quota
+ * and the queue's room were checked, and runs its lifecycle (`runJob`) there until its deadline, its client's
+ * disconnect or the server's shutdown.
  */
-export class JobRunner {
+export class JobSlots {
   private readonly shutdown = new AbortController();
   private averageSeconds = INITIAL_JOB_SECONDS;
   private readonly averageByOperation = new Map<Operation, number>();
 
   constructor(
     private readonly limiter: Limiter,
-    private readonly timeoutsMs: Record<Operation, number>,
+    private readonly timeouts: JobTimeouts,
     private readonly observer?: JobObserver,
     private readonly quota?: ClientQuota,
   ) {
@@ -79,26 +70,13 @@ export class JobRunner {
 
   private runAdmitted<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>, priority: number): Promise<T> {
     const waiting = AbortSignal.any([clientSignal, this.shutdown.signal]);
-    return this.limiter.run(async () => {
-      const deadline = deadlineSignal(this.timeoutsMs[operation]);
-      const signal = AbortSignal.any([waiting, deadline.signal]);
-      const started = performance.now();
-      let outcome = 'success';
-      try {
-        return await work(signal);
-      } catch (thrown) {
-        // A stopped job fails for why it was stopped, whatever a killed process reported on its way down.
-        const error = signal.aborted ? abortError(signal.reason) : thrown;
-        outcome = isAppError(error) ? error.code : 'INTERNAL_ERROR';
-        throw error;
-      } finally {
-        deadline.clear();
-        const seconds = (performance.now() - started) / 1000;
-        this.averageSeconds = movingAverage(this.averageSeconds, seconds);
-        this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
-        this.observer?.jobFinished(operation, seconds, outcome);
-      }
-    }, waiting, priority);
+    const onFinished = (seconds: number, outcome: string) => {
+      this.averageSeconds = movingAverage(this.averageSeconds, seconds);
+      this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
+      this.observer?.jobFinished(operation, seconds, outcome);
+    };
+    const deadlineMs = jobTimeoutMs(this.timeouts, operation);
+    return this.limiter.run(() => runJob({ deadlineMs, stoppedBy: [waiting], onFinished }, work), waiting, priority);
   }
 
   /** Shutting down: new and queued jobs are refused with SHUTTING_DOWN; running ones go on. */

@@ -1,0 +1,46 @@
+import closeWithGrace from 'close-with-grace';
+import type { LoggerOptions } from 'pino';
+import { attempt, exitOnConfigError, type Config } from './config.js';
+import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
+import { killAllChildren } from './media/process.js';
+import { resolveMediaTools } from './media/tools.js';
+
+/** A started process (the API or a worker), as its start-up and its shutdown see it. */
+export interface Running {
+  log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Stops taking work; what still runs after `stopAfterMs` is stopped (and answers SHUTTING_DOWN or goes back to the queue). */
+  close(stopAfterMs: number): Promise<void>;
+}
+
+/** Time left, at the end of the grace period, for stopped jobs to answer before the process exits. */
+const ANSWER_MS = 1000;
+
+/**
+ * Start-up both entry points share: the configuration (a bad value ends the process in one line naming it), ffmpeg
+ * and ffprobe checked (one line naming the fix, rather than a service that answers every request with 502),
+ * child processes tied to this one, and a graceful close on SIGTERM, SIGINT or an uncaught error.
+ */
+export async function boot<C extends Config, R extends Running>(
+  program: string,
+  load: () => C,
+  start: (config: C, logger: LoggerOptions) => Promise<R>,
+): Promise<{ config: C; running: R }> {
+  const config = attempt(load, exitOnConfigError(program));
+  const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
+  if (mediaProblems.length > 0) {
+    console.error(mediaToolsMessage(mediaProblems));
+    process.exit(1);
+  }
+  process.once('exit', killAllChildren);
+  const logger: LoggerOptions = {
+    level: config.logLevel,
+    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
+  };
+  const running = await start(config, logger).catch(exitOnConfigError(program));
+  closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
+    if (err) running.log.error({ err }, 'closing after an error');
+    else running.log.info({ signal }, 'closing');
+    await running.close(Math.max(0, config.shutdownGraceMs - ANSWER_MS));
+  });
+  return { config, running };
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config.js';
+import type { JobExecutor } from '../../jobs/executor.js';
+import type { JobResults } from '../../jobs/job-results.js';
+import { LocalJobQueue } from '../../jobs/local-queue.js';
+import { jobPipeline } from '../../jobs/pipeline.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { closeRedis, connectStateRedis, untilReachable } from '../../jobs/redis/connection.js';
+import { RedisJobQueue } from '../../jobs/redis/queue.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    executor: JobExecutor;
+    results: JobResults;
+    queue: JobQueue;
+    /** Shared state of several instances (REDIS_URL); undefined when this process keeps it alone. */
+    redis: Redis | undefined;
+  }
+}
+
+/** Where jobs wait: in this process, or in Redis for `voxreel worker` processes (REDIS_URL); and what follows each. */
+async function queuePlugin(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
+  const redis = config.redisUrl ? connectStateRedis(config.redisUrl, app.log) : undefined;
+  if (redis && config.redisUrl) await untilReachable(redis, config.redisUrl);
+  const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, app.log);
+  const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
+  const queue: JobQueue =
+    redis && config.redisUrl
+      ? await RedisJobQueue.open({ config, redis, log: app.log, followUp, quota: app.quota })
+      : new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
+  app.decorate('executor', executor);
+  app.decorate('results', results);
+  app.decorate('queue', queue);
+  app.decorate('redis', redis);
+  // Closing: queued and new jobs answer SHUTTING_DOWN at once; running ones finish (server.ts stops them at the end of the grace).
+  app.addHook('preClose', async () => {
+    app.jobs.refuseNew();
+    queue.refuseNew();
+  });
+  app.addHook('onClose', async () => {
+    await queue.close();
+    await followUp.close();
+    if (redis) await closeRedis(redis);
+  });
+}
+
+export default fp(queuePlugin, { name: 'queue', dependencies: ['work', 'services'] });

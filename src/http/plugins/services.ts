@@ -1,0 +1,79 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AssetStore } from '../../assets/store.js';
+import type { Config } from '../../config.js';
+import type { EngineRegistry } from '../../engines/index.js';
+import { openServices, type ServiceDeps } from '../../jobs/services.js';
+import type { Ffmpeg } from '../../media/ffmpeg.js';
+import type { Synthesizer } from '../../speech/synthesizer.js';
+import type { LocalStorage } from '../../storage/local.js';
+import type { ScratchSpace } from '../../storage/scratch.js';
+import type { Storage } from '../../storage/storage.js';
+import type { SplicerCheck } from '../../video/h264/index.js';
+import type { VideoMaker } from '../../video/maker.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    engines: EngineRegistry;
+    ffmpeg: Ffmpeg;
+    storage: Storage;
+    /** The storage when it is a local folder (served under /files). */
+    localStorage: LocalStorage | undefined;
+    scratch: ScratchSpace;
+    synthesizer: Synthesizer;
+    maker: VideoMaker;
+    splicer: SplicerCheck;
+    assets: AssetStore;
+  }
+}
+
+/** Start-up waits this long at most for the splicer's self-check (Fastify's own limit for onReady is 10 s). */
+const SPLICER_CHECK_WAIT_MS = 5_000;
+
+/** What makes speech and videos (jobs/services.ts, opened as a worker opens them), and the sweeps of old files. */
+async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: Config; deps: ServiceDeps }): Promise<void> {
+  const services = await openServices(config, deps, {
+    gate: app.limiter,
+    observer: app.metrics,
+    sentenceCache: app.sentenceCache,
+    ownsFolders: !config.redisUrl,
+  });
+  app.addHook('onClose', async () => services.close());
+  app.decorate('engines', services.engines);
+  app.decorate('ffmpeg', services.ffmpeg);
+  app.decorate('storage', services.storage);
+  app.decorate('localStorage', services.localStorage);
+  app.decorate('scratch', services.scratch);
+  app.decorate('synthesizer', services.synthesizer);
+  app.decorate('maker', services.maker);
+  app.decorate('splicer', services.splicer);
+  app.decorate('assets', services.assets);
+  // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
+  // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
+  // ffmpeg runs, but never for more than a few seconds.
+  app.addHook('onReady', async () => {
+    const checked = services.splicer.run().then(({ ok, reason, cause }) => {
+      if (!ok) app.log.warn({ err: cause, reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
+    });
+    await Promise.race([checked, delay(SPLICER_CHECK_WAIT_MS, undefined, { ref: false })]);
+  });
+  startRetention(app, () => services.storage.sweep(config.retentionMs), config.retentionMs);
+  startRetention(app, () => services.assets.sweep(), config.assets.retentionMs);
+}
+
+/** Deletes files older than their retention period (generated files, uploaded assets), now and then; 0 keeps them. */
+function startRetention(app: FastifyInstance, sweepOld: () => Promise<number>, retentionMs: number): void {
+  if (retentionMs <= 0) return;
+  const sweep = () =>
+    sweepOld().then(
+      (removed) => removed > 0 && app.log.info({ removed }, 'old files swept'),
+      (err: unknown) => app.log.error({ err }, 'sweeping old files failed'),
+    );
+  const timer = setInterval(sweep, Math.min(retentionMs / 4, 3_600_000));
+  timer.unref();
+  app.addHook('onReady', async () => void sweep());
+  app.addHook('onClose', async () => clearInterval(timer));
+}
+
+export default fp(servicesPlugin, { name: 'services', dependencies: ['work'] });
