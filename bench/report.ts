@@ -580,7 +580,7 @@ function voicesSection(results: Results): string[] {
       `the answer read whole; two at once: two such requests sent together, both answers' audio over the time until the later ` +
       `one. ${runs === 1 ? 'One run' : `${runs} runs`} of each, in rounds over the voices, after one short request per voice. ` +
       (wordErrorRates.measured
-        ? 'Word error rate: the Rainbow Passage\'s first paragraph (test/speech-recognition.ts) spoken as wav by the service, ' +
+        ? 'Word error rate: the Rainbow Passage\'s first paragraph (test/helpers/speech-recognition.ts) spoken as wav by the service, ' +
           'heard by CMU PocketSphinx (US English model) and scored by word edits over its words; it measures what a recognizer ' +
           'tuned to natural speech makes of the voice, lower is better.'
         : `Word error rates not measured: ${wordErrorRates.reason}.`) +

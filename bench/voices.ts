@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { QUALITY_PARAGRAPH, RECOGNIZER, transcribe, wordErrorRate } from '../test/speech-recognition.js';
+import { QUALITY_PARAGRAPH, RECOGNIZER, transcribe, wordErrorRate } from '../test/helpers/speech-recognition.js';
 import { postOk, warmVoices, type Service } from './service.js';
 import { measureSpeech, type SpeechResult } from './speech.js';
 import { inRounds, median, round, timings, type Timings } from './stats.js';

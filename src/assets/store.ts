@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError } from '../errors.js';
+import { content, writeAtomically } from '../storage/atomic-write.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
@@ -249,13 +250,11 @@ export class AssetStore {
   private async commit(upload: Upload, facts: Omit<AssetRecord, 'id' | 'created'>): Promise<Asset> {
     const id = randomBytes(16).toString('base64url');
     const record: AssetRecord = { id, ...facts, created: new Date().toISOString() };
-    const recordTemp = path.join(this.tempDir, `${id}.json`);
     try {
-      await writeFile(recordTemp, JSON.stringify(record), { flag: 'wx', mode: 0o600 });
       await rename(upload.path, this.fileOf(record));
-      await rename(recordTemp, this.recordOf(id));
+      await writeAtomically(this.recordOf(id), this.tempDir, content(JSON.stringify(record)), { mode: 0o600 });
     } catch (cause) {
-      await Promise.all([rm(recordTemp, { force: true }), this.removeFiles(id)]);
+      await this.removeFiles(id);
       throw new AppError('STORAGE_FAILED', { cause });
     }
     return this.asAsset(record);

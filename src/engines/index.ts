@@ -34,8 +34,18 @@ export interface EngineRegistry extends Speaker {
   close(): Promise<void>;
 }
 
-/** Engines from the most natural to the most robotic: the first one with a voice for a language is its recommendation. */
-const NATURALNESS: readonly EngineName[] = ['piper', 'rhvoice', 'festival', 'flite', 'espeak-ng'];
+/**
+ * Every engine, from the most natural to the most robotic (the first one with a voice for a language is its
+ * recommendation): a new engine is its folder and one line here.
+ */
+const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions) => Promise<Engine> }> = [
+  { name: 'piper', start: (options) => PiperEngine.create(options) },
+  { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir }) },
+  { name: 'festival', start: ({ jobTimeoutMs, tempDir, festivalPath }) => FestivalEngine.create({ jobTimeoutMs, tempDir, festivalPath }) },
+  { name: 'flite', start: (options) => FliteEngine.create(options) },
+  { name: 'espeak-ng', start: (options) => EspeakEngine.create(options) },
+];
+const NATURALNESS = ENGINES.map((engine) => engine.name);
 
 /** Marks one voice per language tag `recommended`: the most natural engine's first voice (by id). */
 function markRecommended(voices: readonly Voice[]): Voice[] {
@@ -58,37 +68,27 @@ function compareVoices(a: Voice, b: Voice): number {
  * voices, each of which it loads on first use, RHVoice with one process ready when installed) and lists their voices once.
  */
 export async function createEngines(options: EngineOptions): Promise<EngineRegistry> {
-  const started = await Promise.allSettled([
-    EspeakEngine.create(options),
-    FliteEngine.create(options),
-    FestivalEngine.create({ jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir, festivalPath: options.festivalPath }),
-    PiperEngine.create(options),
-    RhvoiceEngine.create({ poolSize: options.poolSize, jobTimeoutMs: options.jobTimeoutMs, tempDir: options.tempDir }),
-  ]);
-  const [espeak, flite, festival, piper, rhvoice] = started;
-  if (
-    espeak.status === 'rejected' ||
-    flite.status === 'rejected' ||
-    festival.status === 'rejected' ||
-    piper.status === 'rejected' ||
-    rhvoice.status === 'rejected'
-  ) {
-    await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
-    const failure = started.find((result) => result.status === 'rejected');
-    throw failure?.reason;
+  const started = await Promise.allSettled(ENGINES.map((engine) => engine.start(options)));
+  const engines = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    await Promise.all(engines.map((engine) => engine.close()));
+    throw failure.reason;
   }
-  return new Registry(espeak.value, [espeak.value, flite.value, festival.value, piper.value, rhvoice.value]).load();
+  return new Registry(engines).load();
 }
 
 class Registry implements EngineRegistry {
   private readonly byName: Map<string, Engine>;
   private voices: Voice[] = [];
 
-  constructor(
-    private readonly espeak: EspeakEngine,
-    private readonly engines: readonly Engine[],
-  ) {
+  private readonly espeak: EspeakEngine;
+
+  constructor(private readonly engines: readonly Engine[]) {
     this.byName = new Map(engines.map((engine) => [engine.name, engine]));
+    const espeak = engines.find((engine) => engine instanceof EspeakEngine);
+    if (!espeak) throw new Error('the registry needs eSpeak NG, the engine with a voice for every language');
+    this.espeak = espeak;
   }
 
   async load(): Promise<this> {

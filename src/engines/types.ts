@@ -1,7 +1,7 @@
-import type { Static } from '@sinclair/typebox';
 import type { Voice } from './voice.js';
 
-export type EngineName = Static<typeof Voice>['engine'];
+/** The engine's part of a voice id (`piper` in `piper:en_US-joe-medium`). */
+export type EngineName = Voice['engine'];
 
 /** A word as the engine spoke it: times in seconds from the start of its chunk, offsets into the chunk's text as given. */
 export interface WordTiming {

@@ -47,6 +47,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     ...serverOptions(config),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    // Opening the services starts the engines, which keep their own start deadlines (a loaded machine is slow).
+    pluginTimeout: 0,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON bodies only: Fastify also parses text/plain by default.

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type { Voice } from '../engines/voice.js';
+import { writeAtomically } from '../storage/atomic-write.js';
 import { storageFailed } from '../storage/storage.js';
 
 /** What a voice says in its preview, by language tag (the longest prefix listed wins): "Hello, this is my voice." */
@@ -114,21 +114,7 @@ export class VoicePreviews {
     return name;
   }
 
-  private async create(name: string, text: string, make: MakePreview): Promise<void> {
-    const temp = path.join(this.dir, TEMP_DIR, `${name}.${randomBytes(4).toString('hex')}`);
-    const handle = await open(temp, 'wx').catch(storageFailed);
-    const output = handle.createWriteStream();
-    // Listened to at once: a write error before the end must not go unhandled.
-    const written = finished(output);
-    written.catch(() => undefined);
-    try {
-      await make(text, output);
-      await written.catch(storageFailed);
-      await rename(temp, path.join(this.dir, name)).catch(storageFailed);
-    } catch (error) {
-      output.destroy();
-      await rm(temp, { force: true });
-      throw error;
-    }
+  private create(name: string, text: string, make: MakePreview): Promise<void> {
+    return writeAtomically(path.join(this.dir, name), path.join(this.dir, TEMP_DIR), (output) => make(text, output), { fileFailure: storageFailed });
   }
 }

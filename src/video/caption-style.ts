@@ -1,14 +1,13 @@
 import { DEFAULT_CAPTION_FAMILY, type CaptionFamily } from './font.js';
 
-/** Presets a person would recognise from the apps that make such videos. */
-export const CAPTION_STYLES = ['karaoke', 'bold', 'subtitle'] as const;
-export type CaptionStyleName = (typeof CAPTION_STYLES)[number];
 
 export const CAPTION_POSITIONS = ['top', 'middle', 'bottom'] as const;
 export type CaptionPosition = (typeof CAPTION_POSITIONS)[number];
 
 /** How a style lays captions out and draws them. */
 export interface StylePreset {
+  /** What the API's documentation says of it. */
+  description: string;
   /** Lines per cue, and words per cue for styles that show a few at a time. */
   maxLines: number;
   maxWords?: number;
@@ -22,14 +21,30 @@ export interface StylePreset {
   position: CaptionPosition;
 }
 
-export const STYLE_PRESETS: Readonly<Record<CaptionStyleName, StylePreset>> = {
-  // Two lines at the bottom, the spoken word lit: what voxreel always made.
-  karaoke: { maxLines: 2, size: 1, highlight: true, litScale: 100, box: false, position: 'bottom' },
-  // One to three big words at a time in the middle, the spoken word lit and a little larger (TikTok, Shorts).
-  bold: { maxLines: 1, maxWords: 3, size: 1.5, highlight: true, litScale: 112, box: false, position: 'middle' },
-  // Plain subtitles on a translucent box, no word lit (television, YouTube).
-  subtitle: { maxLines: 2, size: 0.85, highlight: false, litScale: 100, box: true, position: 'bottom' },
-};
+/**
+ * The caption styles, presets a person would recognise from the apps that make such videos: a new style is one
+ * entry here (the API's `caption_style` and its documentation are made from this table).
+ */
+export const STYLE_PRESETS = {
+  // What voxreel always made.
+  karaoke: {
+    description: 'up to two lines at the bottom, the word being spoken lit.',
+    maxLines: 2, size: 1, highlight: true, litScale: 100, box: false, position: 'bottom',
+  },
+  // TikTok, Shorts.
+  bold: {
+    description: 'one to three big words at a time in the middle, the spoken word lit and a little larger.',
+    maxLines: 1, maxWords: 3, size: 1.5, highlight: true, litScale: 112, box: false, position: 'middle',
+  },
+  // Television, YouTube.
+  subtitle: {
+    description: 'plain subtitles on a translucent box at the bottom, no word lit.',
+    maxLines: 2, size: 0.85, highlight: false, litScale: 100, box: true, position: 'bottom',
+  },
+} as const satisfies Record<string, StylePreset>;
+
+export type CaptionStyleName = keyof typeof STYLE_PRESETS;
+export const CAPTION_STYLES = Object.keys(STYLE_PRESETS) as CaptionStyleName[];
 
 /** Everything a request may change about the captions; `resolveLook` fills in what it leaves out. */
 export interface CaptionLook {

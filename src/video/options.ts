@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CAPTION_POSITIONS, CAPTION_STYLES } from './caption-style.js';
+import { CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from './caption-style.js';
 import { CAPTION_FAMILIES } from './font.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
@@ -29,9 +29,7 @@ export const CaptionStyle = Type.Union(
   CAPTION_STYLES.map((style) => Type.Literal(style)),
   {
     default: 'karaoke',
-    description:
-      '`karaoke`: up to two lines at the bottom, the word being spoken lit. `bold`: one to three big words at a time in ' +
-      'the middle, the spoken word lit and a little larger. `subtitle`: plain subtitles on a translucent box at the bottom, no word lit.',
+    description: CAPTION_STYLES.map((style) => `\`${style}\`: ${STYLE_PRESETS[style].description}`).join(' '),
   },
 );
 

@@ -87,7 +87,12 @@ const describeCycle = (graph: Graph, cycle: string[]) =>
     }),
   ].join('\n');
 
-// Folder-level import graph of src/: a folder is one node, and each file directly in src/ is its own node.
+/** Whether one folder holds the other: a folder includes its subfolders, so a parent and its child are one room, not a cycle. */
+const nested = (a: string, b: string) => a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+// Folder-level import graph of src/: a folder is one node, and each file directly in src/ is its own node. Folders
+// import each other one way, siblings included (engines/piper and engines/hosts); only a folder and its own
+// subfolder may meet both ways (engines/index.ts lists engines/piper, which implements engines/types.ts).
 function srcGraph(): Graph {
   const graph: Graph = new Map();
   const nodeOf = (file: string) => (path.posix.dirname(file) === '.' ? file : path.posix.dirname(file));
@@ -96,7 +101,7 @@ function srcGraph(): Graph {
     const { importedFiles } = ts.preProcessFile(readFileSync(path.join(srcDir, file), 'utf8'), true, true);
     for (const { fileName } of importedFiles.filter(({ fileName }) => fileName.startsWith('.'))) {
       const target = path.posix.join(path.posix.dirname(file), fileName).replace(/\.js$/, '.ts');
-      if (!target.startsWith('../') && nodeOf(target) !== nodeOf(file)) addEdge(graph, nodeOf(file), nodeOf(target), `${file} → ${target}`);
+      if (!target.startsWith('../') && nodeOf(target) !== nodeOf(file) && !nested(nodeOf(target), nodeOf(file))) addEdge(graph, nodeOf(file), nodeOf(target), `${file} → ${target}`);
     }
   }
   return graph;

@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { VoiceList } from '../../src/api/voices.js';
+import { useTestApp } from '../helpers/helpers.js';
+
+const t = useTestApp();
+
+/** Installed by CI (`npm run voices -- add en_US-joe-medium`); piper.test.ts covers the engine. */
+const piperInstalled = existsSync(new URL('../../voices/en_US-joe-medium.onnx.json', import.meta.url));
+
+describe('GET /voices', () => {
+  it('lists every engine with complete, unique records', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/voices' });
+    expect(response.statusCode).toBe(200);
+    const { voices } = response.json<VoiceList>();
+    expect(new Set(voices.map((voice) => voice.id)).size).toBe(voices.length);
+    expect(voices.filter((voice) => voice.engine === 'espeak-ng').length).toBeGreaterThan(100);
+    expect(voices.filter((voice) => voice.engine === 'flite').map((voice) => voice.id).sort()).toEqual(
+      ['flite:awb', 'flite:kal16', 'flite:rms', 'flite:slt'],
+    );
+    for (const voice of voices) {
+      expect(voice.id.startsWith(`${voice.engine}:`)).toBe(true);
+      expect(voice.language).toMatch(/^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/);
+      expect(voice.name.length).toBeGreaterThan(0);
+      expect(voice.sampleRate).toBeGreaterThanOrEqual(8000);
+    }
+    expect(voices.find((voice) => voice.id === 'espeak-ng:en-us')).toMatchObject({ language: 'en-US', wordTimings: true });
+    expect(voices.filter((voice) => voice.quality !== undefined).every((voice) => voice.engine === 'piper')).toBe(true);
+  });
+
+  it.runIf(piperInstalled)('lists the Piper voices of VOICES_DIR', async () => {
+    const { voices } = (await t.app.inject({ method: 'GET', url: '/voices?language=en-US' })).json<VoiceList>();
+    const piper = voices.filter((voice) => voice.engine === 'piper');
+    expect(piper.map((voice) => voice.id)).toContain('piper:en_US-joe-medium');
+    for (const voice of piper) expect(voice.quality).toMatch(/^(x_low|low|medium|high)$/);
+  });
+
+  it('recommends one voice per language: the most natural installed', async () => {
+    const { voices } = (await t.app.inject({ method: 'GET', url: '/voices' })).json<VoiceList>();
+    const recommended = voices.filter((voice) => voice.recommended);
+    expect(new Set(recommended.map((voice) => voice.language)).size).toBe(recommended.length);
+    expect(new Set(recommended.map((voice) => voice.language))).toEqual(new Set(voices.map((voice) => voice.language)));
+    const american = recommended.find((voice) => voice.language === 'en-US');
+    const has = (id: string) => t.app.engines.findVoice(id) !== undefined;
+    const expected = piperInstalled ? 'piper' : has('rhvoice:clb') ? 'rhvoice' : has('festival:slt-hts') ? 'festival' : 'flite';
+    expect(american?.engine).toBe(expected);
+    expect(recommended.find((voice) => voice.language.startsWith('fr'))?.engine).toBe('espeak-ng');
+  });
+
+  it('filters by language prefix, case-insensitively', async () => {
+    const english = (await t.app.inject({ method: 'GET', url: '/voices?language=EN' })).json<VoiceList>().voices;
+    expect(english.length).toBeGreaterThan(4);
+    expect(english.every((voice) => voice.language === 'en' || voice.language.startsWith('en-'))).toBe(true);
+    const british = (await t.app.inject({ method: 'GET', url: '/voices?language=en-GB' })).json<VoiceList>().voices;
+    expect(british.length).toBeGreaterThan(0);
+    expect(british.every((voice) => voice.language.toLowerCase().startsWith('en-gb'))).toBe(true);
+    const none = (await t.app.inject({ method: 'GET', url: '/voices?language=xx' })).json<VoiceList>().voices;
+    expect(none).toEqual([]);
+  });
+});

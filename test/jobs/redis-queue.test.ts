@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
+import { openWorker, type RunningWorker } from '../../src/jobs/open-worker.js';
+import { buildTestApp, type TestApp } from '../helpers/helpers.js';
+import { freePort, startRedis, useRedis } from '../helpers/redis-server.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const VOICE = 'espeak-ng:en-us';
+const SECRET = 'a-webhook-secret-for-tests';
+/** What the workers logged, to see how often a job was started. */
+const logged: Array<Record<string, unknown> & { msg: string }> = [];
+const record = (obj: object, msg: string) => void logged.push({ ...obj, msg });
+const LOG = { info: record, warn: record, error: record };
+
+interface JobStatus {
+  id: string;
+  state: string;
+  position?: number;
+  etaSeconds?: number;
+  startedAt?: string;
+  result?: { url: string };
+  error?: { code: string };
+}
+
+/**
+ * The API with REDIS_URL against a real redis-server, and `voxreel worker`s started in this process only when a
+ * test wants jobs to run: so what waits in Redis can be seen waiting.
+ */
+describe('jobs queued in Redis', () => {
+  const redis = useRedis();
+  let api: TestApp;
+  const workers: RunningWorker[] = [];
+  const hooks = useWebhookReceiver();
+  const env = () => ({
+    REDIS_URL: redis.url,
+    CDN_URL: 'http://files.example/files',
+    QUEUE_LENGTH: '3',
+    CONCURRENCY: '1',
+    CACHE_MAX_ENTRIES: '0',
+    SENTENCE_CACHE_MB: '0',
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    TTS_TIMEOUT_MS: '1000',
+  });
+
+  beforeAll(async () => {
+    api = await buildTestApp(env());
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.close(1000)));
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  /** A worker on the same queue and OUTPUT_DIR as the API. */
+  async function startWorker(): Promise<RunningWorker> {
+    const config = loadConfig({ ...env(), OUTPUT_DIR: api.outputDir, LOG_LEVEL: 'silent' });
+    const worker = await openWorker({ ...config, redisUrl: redis.url }, LOG);
+    workers.push(worker);
+    return worker;
+  }
+
+  async function submit(url: string, payload: Record<string, unknown>): Promise<string> {
+    const response = await api.app.inject({ method: 'POST', url, payload: { ...payload, async: true } });
+    expect(response.statusCode, response.body).toBe(202);
+    return response.json<{ id: string }>().id;
+  }
+
+  async function status(id: string): Promise<JobStatus> {
+    return (await api.app.inject({ method: 'GET', url: `/jobs/${id}` })).json<JobStatus>();
+  }
+
+  async function settle(id: string): Promise<JobStatus> {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      const current = await status(id);
+      if (current.state !== 'queued' && current.state !== 'running') return current;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`job ${id} did not finish`);
+  }
+
+  it('keeps jobs queued with their position, refuses one more than QUEUE_LENGTH with 503 and Retry-After, cancels a queued one, then runs speech before videos', async () => {
+    const firstVideo = await submit('/tts-video', { text: 'The first video in line.', voice: VOICE, resolution: '720p' });
+    const secondVideo = await submit('/tts-video', { text: 'The second video in line.', voice: VOICE, resolution: '720p' });
+    const speech = await submit('/tts', { text: 'Speech goes first.', voice: VOICE });
+    expect(await status(speech)).toMatchObject({ state: 'queued', position: 0 });
+    expect(await status(secondVideo)).toMatchObject({ state: 'queued', position: 2 });
+    expect((await status(firstVideo)).etaSeconds).toBeGreaterThanOrEqual(1);
+
+    const refused = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'No room.', voice: VOICE } });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json().error.code).toBe('OVERLOADED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+
+    const cancelledId = await (async () => {
+      const deleted = await api.app.inject({ method: 'DELETE', url: `/jobs/${secondVideo}` });
+      expect(deleted.json()).toMatchObject({ state: 'cancelled', error: { code: 'JOB_CANCELLED' } });
+      return secondVideo;
+    })();
+    expect(await status(cancelledId)).toMatchObject({ state: 'cancelled' });
+
+    await startWorker();
+    const [video, spoken] = [await settle(firstVideo), await settle(speech)];
+    expect(video.state).toBe('succeeded');
+    expect(spoken.state).toBe('succeeded');
+    expect(Date.parse(spoken.startedAt ?? '')).toBeLessThan(Date.parse(video.startedAt ?? ''));
+    expect(video.result?.url).toBe(`http://files.example/files/video/${firstVideo}.mp4`);
+    const file = await api.fetchFile(`http://localhost/files/video/${firstVideo}.mp4`);
+    expect(file.statusCode).toBe(200);
+    expect(await status(cancelledId)).toMatchObject({ state: 'cancelled' });
+  }, 90_000);
+
+  it('a synchronous request waits for its worker and answers the seed contract; a job past its deadline fails with JOB_TIMEOUT, once', async () => {
+    expect((await api.app.inject({ method: 'GET', url: '/readyz' })).json().checks).toMatchObject({ redis: true });
+    await startWorker();
+    const sync = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Hello from a worker.', voice: VOICE } });
+    expect(sync.statusCode, sync.body).toBe(200);
+    expect(sync.json()).toMatchObject({ status: 'success', cached: false });
+    // Festival takes well over TTS_TIMEOUT_MS (1 s) for this: the job stops at its deadline and is not run again.
+    const slow = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'A long sentence for a slow voice. '.repeat(40), voice: 'festival:slt-hts' } });
+    expect(slow.statusCode).toBe(504);
+    expect(slow.json().error.code).toBe('JOB_TIMEOUT');
+    const finished = logged.filter((entry) => entry.msg === 'job finished' && entry.outcome === 'JOB_TIMEOUT');
+    expect(finished).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(logged.filter((entry) => entry.msg === 'job started' && entry.job === finished[0]?.job)).toHaveLength(1);
+  }, 60_000);
+
+  it('DELETE stops a job running in a worker: cancelled, nothing published', async () => {
+    await startWorker();
+    const before = (await api.listFiles()).filter((file) => !file.startsWith('.'));
+    const id = await submit('/tts-video', { text: 'A long video that will not be finished. '.repeat(40), voice: VOICE });
+    while ((await status(id)).state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const deleted = await api.app.inject({ method: 'DELETE', url: `/jobs/${id}` });
+    expect(deleted.json()).toMatchObject({ state: 'cancelled', error: { code: 'JOB_CANCELLED' } });
+    expect(await status(id)).toMatchObject({ state: 'cancelled' });
+    expect((await api.listFiles()).filter((file) => !file.startsWith('.'))).toEqual(before);
+    expect(logged.some((entry) => entry.msg === 'job finished' && entry.job === id && entry.outcome === 'JOB_CANCELLED')).toBe(true);
+  }, 60_000);
+
+  it('webhooks fire from the worker with the finished job, signed, and for a job cancelled before it ran', async () => {
+    const before = hooks.received.length;
+    const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Never run.', voice: VOICE, webhook_url: hooks.url } });
+    const cancelled = queued.json<{ id: string }>().id;
+    await api.app.inject({ method: 'DELETE', url: `/jobs/${cancelled}` });
+    await startWorker();
+    const done = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Call me when done.', voice: VOICE, webhook_url: hooks.url } });
+    const id = done.json<{ id: string }>().id;
+    const finished = await settle(id);
+    const events = (await hooks.waitFor(before + 2)).slice(before).map(({ headers, body }) => {
+      expect(verifyWebhookSignature(SECRET, String(headers['voxreel-signature']), body)).toBe(true);
+      return JSON.parse(body) as { event: string; job: JobStatus };
+    });
+    expect(events.find((event) => event.job.id === cancelled)).toMatchObject({ event: 'job.cancelled', job: { state: 'cancelled' } });
+    expect(events.find((event) => event.job.id === id)).toMatchObject({ event: 'job.succeeded', job: { state: 'succeeded', result: { url: finished.result?.url } } });
+  }, 60_000);
+});
+
+describe('when Redis goes away', () => {
+  const useless = useTempDir('voxreel-no-redis-');
+  it('answers 503 instead of hanging: /readyz says why, queueing is refused, limits let requests through', async () => {
+    const redis = await startRedis();
+    const api = await buildTestApp({ REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', RATE_LIMIT_MAX: '100' });
+    try {
+      expect((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await redis.stop();
+      const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.redis).toBe(false);
+      const started = Date.now();
+      const refused = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Nowhere to go.', voice: VOICE } });
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json().error.code).toBe('OVERLOADED');
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await api.app.inject({ method: 'GET', url: '/voices?language=en' })).statusCode).toBe(200);
+    } finally {
+      await api.close();
+    }
+  }, 30_000);
+
+  it('stops at start with one line naming REDIS_URL when Redis does not answer', async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, OUTPUT_DIR: useless, LOG_LEVEL: 'silent' },
+    });
+    let stderr = '';
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(server, 'exit')) as [number];
+    expect(code).toBe(1);
+    expect(stderr.trim()).toMatch(/^voxreel: Redis at REDIS_URL \(redis:\/\/127\.0\.0\.1:\d+\) did not answer within 10 s$/);
+  }, 30_000);
+});
+
+describe('per-client job quota with several API instances', () => {
+  const redis = useRedis();
+
+  it('a job cancelled through another instance gives its client the slot back', async () => {
+    const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', CLIENT_MAX_JOBS: '1', QUEUE_NAME: 'quota-test' };
+    const [one, two] = await Promise.all([buildTestApp(env), buildTestApp(env)]);
+    try {
+      const payload = { text: 'Waits for a worker that never comes.', voice: VOICE, async: true };
+      const first = await one.app.inject({ method: 'POST', url: '/tts', payload });
+      expect(first.statusCode).toBe(202);
+      const refused = await one.app.inject({ method: 'POST', url: '/tts', payload: { ...payload, text: 'A second one.' } });
+      expect(refused.statusCode).toBe(429);
+      const cancelled = await two.app.inject({ method: 'DELETE', url: first.headers.location as string });
+      expect(cancelled.json()).toMatchObject({ state: 'cancelled' });
+      let again = 0;
+      for (let tries = 0; tries < 50 && again !== 202; tries++) {
+        again = (await one.app.inject({ method: 'POST', url: '/tts', payload: { ...payload, text: `Room again ${tries}.` } })).statusCode;
+        if (again !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(again).toBe(202);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 30_000);
+});

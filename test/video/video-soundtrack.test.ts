@@ -1,0 +1,143 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { integratedLoudness } from '../../src/speech/loudness.js';
+import { frameSize } from '../../src/video/frame.js';
+import { layoutCaptions } from '../../src/video/layout.js';
+import { renderVideo, type RenderOptions } from '../../src/video/render.js';
+import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak } from '../../src/video/soundtrack.js';
+import { multipartForm, useTestApp } from '../helpers/helpers.js';
+import { ebur128, ffmpeg, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { toneSpeech } from '../helpers/video-helpers.js';
+
+const FPS = 30;
+const TEXT = 'one two three four five six seven eight nine ten';
+// 220 Hz words of 0.5 s with 0.6 s gaps: long enough for the music to come back up between them.
+const speech = toneSpeech(TEXT, { wordSeconds: 0.5, gapSeconds: 0.6 });
+const size = frameSize('720p', '16:9');
+const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '16:9', fps: FPS });
+
+const dir = useTempDir('voxreel-soundtrack-');
+const music = path.join(dir, 'music.wav');
+beforeAll(async () => {
+  // Three seconds of a 1 kHz tone: shorter than the video, so it must loop; far from the voice's 220 Hz.
+  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'sine=f=1000:d=3:sample_rate=44100', '-ac', '2', music]);
+});
+
+async function render(name: string, options: Partial<RenderOptions> = {}): Promise<string> {
+  const output = path.join(dir, `${name}.mp4`);
+  await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output, ...options });
+  return output;
+}
+
+/** RMS level in dBFS of the audio around `hz` (a narrow band-pass), in windows of `seconds`. */
+async function bandLevels(file: string, hz: number, seconds = 0.1): Promise<number[]> {
+  const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-map', '0:a:0', '-af', `bandpass=f=${hz}:width_type=h:w=100`, '-ac', '1', '-ar', '48000', '-f', 's16le', 'pipe:1']);
+  const samples = new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2));
+  const window = Math.round(48_000 * seconds);
+  const levels: number[] = [];
+  for (let start = 0; start + window <= samples.length; start += window) {
+    let sum = 0;
+    for (let i = start; i < start + window; i += 1) sum += ((samples[i] as number) / 32768) ** 2;
+    levels.push(10 * Math.log10(sum / window + 1e-12));
+  }
+  return levels;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+describe('the soundtrack of a video', () => {
+  it('is 48 kHz at -14 LUFS with its true peak at most -1 dBTP by default', async () => {
+    const file = await render('default');
+    const [, audio] = await rawStreams(file);
+    expect(audio).toMatchObject({ codec_name: 'aac', sample_rate: '48000' });
+    const { integrated, truePeak } = await ebur128(file);
+    expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
+    expect(truePeak).toBeLessThanOrEqual(-1);
+  });
+
+  it('meets another target, or keeps the voice level when asked to', async () => {
+    expect(Math.abs((await ebur128(await render('quiet', { loudness: -23 }))).integrated + 23)).toBeLessThanOrEqual(1);
+    const own = integratedLoudness(speech.samples, speech.sampleRate);
+    expect(Math.abs((await ebur128(await render('own', { loudness: null }))).integrated - own)).toBeLessThanOrEqual(1);
+  });
+
+  it('puts music under the narration: looped to the end, faded in and out, ducked while the voice speaks', async () => {
+    const file = await render('music', { music: { file: music } });
+    const [, audio] = await rawStreams(file);
+    expect(audio).toMatchObject({ sample_rate: '48000', channels: 1 });
+    const { integrated, truePeak } = await ebur128(file);
+    expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
+    expect(truePeak).toBeLessThanOrEqual(-1);
+
+    const levels = await bandLevels(file, 1000);
+    const at = (seconds: number) => levels[Math.floor(seconds / 0.1)] as number;
+    const during = speech.words.slice(1, -1).map((word) => at(word.start + 0.3));
+    // The loudest tenth of each gap: the music is back up by then (release 0.4 s).
+    const gap = (word: { end: number }) => Math.max(...[0.2, 0.3, 0.4, 0.5].map((after) => at(word.end + after)));
+    const between = speech.words.slice(1, -2).map(gap);
+    expect(median(between) - median(during), `between ${between.map(Math.round)} during ${during.map(Math.round)}`).toBeGreaterThan(8);
+    // Looped: late in the video (past the 3 s of the file, before the fade out) as loud as early on.
+    expect(Math.abs(gap(speech.words.at(-3)!) - gap(speech.words[1]!))).toBeLessThan(2);
+    // Faded: quieter in its first tenth of a second and its last than in the gaps.
+    expect(at(0)).toBeLessThan(median(between) - 6);
+    expect(levels.at(-1)!).toBeLessThan(median(between) - 6);
+  });
+
+  it('a soundtrack whose codec lifted a peak over -1 dBTP is written again, lower, while the mux runs', async () => {
+    // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
+    const options = { speech, seconds: speech.duration, loudness: -6, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
+    await encodeSoundtrack(ffmpeg, options);
+    expect((await ebur128(options.output)).truePeak).toBeGreaterThan(-1);
+    let uses = 0;
+    await keepUnderCeiling(ffmpeg, options, soundtrackPeak(ffmpeg, options), async () => (uses += 1));
+    expect(uses).toBeGreaterThan(1);
+    const after = await ebur128(options.output);
+    expect(after.truePeak).toBeLessThanOrEqual(-1);
+  });
+
+  it('without music the band of the music frequency holds only what the voice leaks into it', async () => {
+    const withMusic = await bandLevels(await render('with-music', { music: { file: music } }), 1000);
+    const without = await bandLevels(await render('no-music'), 1000);
+    const gaps = speech.words.slice(1, -2).map((word) => Math.floor((word.end + 0.45) / 0.1));
+    expect(median(gaps.map((index) => withMusic[index]!)) - Math.max(...without)).toBeGreaterThan(12);
+  });
+});
+
+describe('POST /tts-video with music and a loudness target', () => {
+  const t = useTestApp();
+  const upload = async (name: string, content: Buffer, type: string) => {
+    const response = await t.app.inject({ method: 'POST', url: '/assets', ...multipartForm([{ name: 'file', filename: name, type, content }]) });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json<{ id: string }>().id;
+  };
+  const post = (body: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Music under my words.', voice: 'espeak-ng:en-us', resolution: '720p', ...body } });
+
+  it('mixes an uploaded track under the voice at the asked loudness', async () => {
+    const id = await upload('music.wav', await readFile(music), 'audio/wav');
+    const response = await post({ music: { id, volume: -10 }, loudness: -16 });
+    expect(response.statusCode, response.body).toBe(200);
+    const file = path.join(dir, 'http.mp4');
+    await writeFile(file, (await t.fetchFile(response.json<{ url: string }>().url)).body);
+    expect(Math.abs((await ebur128(file)).integrated + 16)).toBeLessThanOrEqual(1);
+    expect(Math.max(...(await bandLevels(file, 1000)))).toBeGreaterThan(-40);
+  });
+
+  it('refuses an image as music, an unknown track and a bad loudness', async () => {
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=64x64', '-frames:v', '1', path.join(dir, 'red.png')]);
+    const image = await upload('red.png', await readFile(path.join(dir, 'red.png')), 'image/png');
+    for (const [body, status, code] of [
+      [{ music: { id: image } }, 422, 'UNKNOWN_ASSET'],
+      [{ music: { id: 'AAAAAAAAAAAAAAAAAAAAAA' } }, 422, 'UNKNOWN_ASSET'],
+      [{ music: { id: image, volume: 6 } }, 400, 'VALIDATION_ERROR'],
+      [{ loudness: -60 }, 400, 'VALIDATION_ERROR'],
+      [{ loudness: true }, 400, 'VALIDATION_ERROR'],
+    ] as const) {
+      const response = await post(body);
+      expect(response.statusCode, response.body).toBe(status);
+      expect(response.json()).toMatchObject({ error: { code } });
+    }
+  });
+});
