@@ -529,7 +529,7 @@ function speechSection(results: Results): string[] {
     '',
     `\`POST /v1/audio/speech\` with a ${speech.characters}-character \`input\` and \`response_format\` mp3 or pcm: time from ` +
       'sending the request to the first non-empty chunk of the body, and to its end; one warm-up request per voice first. ' +
-      'OpenAI voice names map to local voices as README says.',
+      'OpenAI voice names map to local voices as docs/api.md says.',
     '',
   ];
 }

@@ -1,4 +1,4 @@
-/** Every error the service can answer with: one table, one class, one body shape (see README "Errors"). */
+/** Every error the service can answer with: one table, one class, one body shape (docs/api.md, Errors). */
 export const ErrorTable = {
   BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
   VALIDATION_ERROR: { status: 400, message: 'The request body is invalid.' },

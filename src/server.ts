@@ -19,7 +19,7 @@ const address = await app.listen({ port: config.port, host: config.host });
 if (!app.engines.listVoices().some((voice) => voice.engine === 'piper')) {
   app.log.warn(
     { voicesDir: config.voicesDir },
-    'No neural voice is installed, so the voices are robotic: add the default one with `npm run voices -- add en_US-joe-medium` (README, Voices)',
+    'No neural voice is installed, so the voices are robotic: add the default one with `npm run voices -- add en_US-joe-medium` (docs/operations.md, Voices)',
   );
 }
 app.log.info({ address, cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.engines.listVoices().length }, 'voxreel ready');

@@ -18,7 +18,7 @@ export const AnswerOptions = {
     Type.String({
       minLength: 1,
       maxLength: 2048,
-      description: 'With async: POSTed the finished job, signed (README, Webhooks); http(s) only, never a private address unless WEBHOOK_ALLOW_PRIVATE.',
+      description: 'With async: POSTed the finished job, signed (docs/api.md, Webhooks); http(s) only, never a private address unless WEBHOOK_ALLOW_PRIVATE.',
     }),
   ),
 };

@@ -62,7 +62,7 @@ export const OpenAiErrorBody = Type.Object(
       message: Type.String(),
       type: Type.String({ description: '`invalid_request_error`, `authentication_error`, `rate_limit_error` or `server_error`.' }),
       param: Type.Union([Type.String(), Type.Null()], { description: 'The request field at fault.' }),
-      code: Type.Union([Type.String(), Type.Null()], { description: 'Stable machine-readable code, see README.' }),
+      code: Type.Union([Type.String(), Type.Null()], { description: 'Stable machine-readable code (docs/api.md, Errors).' }),
     }),
   },
   { $id: 'OpenAiErrorBody' },

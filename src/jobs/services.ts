@@ -6,7 +6,7 @@ import { tiedLauncher } from '../media/process.js';
 import { resolveMediaTools, type MediaTools } from '../media/tools.js';
 import { ScratchSpace } from '../storage/scratch.js';
 import { LocalStorage } from '../storage/local.js';
-import type { Storage } from '../storage/storage.js';
+import { STORAGE_BACKENDS, type Storage } from '../storage/storage.js';
 import type { SentenceCache } from '../speech/sentence-cache.js';
 import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
@@ -98,12 +98,9 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   };
 }
 
-/**
- * A bucket (STORAGE=s3): files are written first in scratch space (a crash's leftovers there go at the next start).
- * Imported only then: the AWS SDK is large, and warns about Node versions at import.
- */
+/** A backend other than the local folder (STORAGE=<kind>): files are written first in scratch space (a crash's leftovers there go at the next start). */
 async function openRemoteStorage(config: Config, scratch: ScratchSpace): Promise<Storage> {
-  if (config.storage.kind !== 's3') throw new Error(`no remote storage for STORAGE=${config.storage.kind}`);
-  const { S3Storage } = await import('../storage/s3.js');
-  return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: await scratch.shared('uploads') });
+  if (config.storage.kind === 'local') throw new Error('the local folder is not a remote storage');
+  const backend = await STORAGE_BACKENDS[config.storage.kind]();
+  return backend.openStorage(config, { tempDir: await scratch.shared('uploads') });
 }

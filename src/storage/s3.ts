@@ -14,7 +14,7 @@ import {
   type ObjectIdentifier,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { StorageConfig } from '../config.js';
+import type { Config, StorageConfig } from '../config.js';
 import { contentTypeOf } from './content-types.js';
 import { FILE_KINDS, randomName, type FileKind, type PendingFile, type Storage } from './storage.js';
 import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
@@ -178,4 +178,10 @@ function httpStatusOf(error: unknown): number | undefined {
 function isTransient(error: unknown): boolean {
   const status = httpStatusOf(error);
   return status === undefined || status === 429 || status >= 500;
+}
+
+/** STORAGE=s3 (see StorageBackend). */
+export async function openStorage(config: Config, options: { tempDir: string }): Promise<Storage> {
+  if (config.storage.kind !== 's3') throw new Error(`s3.ts opened for STORAGE=${config.storage.kind}`);
+  return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: options.tempDir });
 }

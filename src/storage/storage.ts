@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
@@ -113,3 +114,16 @@ export async function publishFiles<T>(
 function assertFileName(name: string): void {
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`Not a file name for storage: ${JSON.stringify(name)}`);
 }
+
+/** A storage backend other than the local folder: it opens itself from the configuration, writing files first into `tempDir`. */
+export interface StorageBackend {
+  openStorage(config: Config, options: { tempDir: string }): Promise<Storage>;
+}
+
+/**
+ * Every backend of STORAGE but the local folder, each imported only when chosen (the AWS SDK is large, and warns
+ * about Node versions at import). A new kind in config.ts's StorageConfig fails to type-check until it has its line.
+ */
+export const STORAGE_BACKENDS: Record<Exclude<Config['storage']['kind'], 'local'>, () => Promise<StorageBackend>> = {
+  s3: () => import('./s3.js'),
+};

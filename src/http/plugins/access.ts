@@ -77,7 +77,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
   const keyDigests = config.apiKeys.map(digest);
   if (keyDigests.length === 0) {
     if (config.personal) {
-      app.log.info('No API keys and listening on loopback only: a personal service, so no rate limits or per-client caps unless set (README, Access).');
+      app.log.info('No API keys and listening on loopback only: a personal service, so no rate limits or per-client caps unless set (docs/api.md, Access).');
     } else {
       app.log.warn('No API keys are configured (API_KEYS, API_KEYS_FILE): the service is open to anyone who can reach it.');
     }

@@ -113,7 +113,7 @@ export class RedisJobQueue implements JobQueue {
     if (waiting >= this.config.queueLength) {
       throw new AppError('OVERLOADED', { retryAfter: await this.etaSeconds(spec.operation, waiting) });
     }
-    // Per-client shares are kept by the process the client came to (README, Scaling out).
+    // Per-client shares are kept by the process the client came to (docs/operations.md, Scaling out).
     const release = this.options.quota?.admit(options.client.id, options.client.characters);
     const id = newJobId();
     const timeoutMs = jobTimeoutMs(this.config, spec.operation);
