@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { layersPlugin } from './eslint-layers.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'output', 'coverage'] },
+  { ignores: ['node_modules', 'output', 'coverage', 'dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

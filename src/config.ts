@@ -132,6 +132,18 @@ export const EnvSchema = Type.Object({
     default: 'voices',
     description: 'Piper voices (`<voice>.onnx` with its `<voice>.onnx.json`, subfolders included); none there, no Piper voices.',
   }),
+  ENGINE_START_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    default: 60_000,
+    description: 'How long an engine process may take to start; one that misses it is tried once more, then its engine is unavailable (and tried again later).',
+  }),
+  WARM_VOICE: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    default: 'auto',
+    description:
+      'A voice spoken once at start-up, so that its engine and model are loaded before /readyz says ready: `auto` (the recommended English voice), a voice id, or `none`.',
+  }),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -184,6 +196,9 @@ export interface Config {
   scratchDir: string;
   /** Absolute path of the folder of Piper voices (it may be missing). */
   voicesDir: string;
+  engineStartTimeoutMs: number;
+  /** The voice spoken once at start-up (`auto`: the recommended English one), or undefined for none. */
+  warmVoice: string | undefined;
   /** Binaries given explicitly; each is looked up on its own when absent. */
   paths: { ffmpeg?: string; ffprobe?: string; festival?: string };
   /** Where generated files are published. */
@@ -306,6 +321,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scratchDir,
     previewsDir: path.join(parsed.STORAGE === 's3' ? scratchDir : path.resolve(parsed.OUTPUT_DIR), 'previews'),
     voicesDir: path.resolve(parsed.VOICES_DIR),
+    warmVoice: parsed.WARM_VOICE === 'none' ? undefined : parsed.WARM_VOICE,
+    engineStartTimeoutMs: parsed.ENGINE_START_TIMEOUT_MS,
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
     storage: storageConfig(parsed, env),
     redisUrl: parsed.REDIS_URL,

@@ -28,6 +28,7 @@ export const ErrorTable = {
   ENGINE_FAILED: { status: 502, message: 'The speech engine failed.' },
   MEDIA_FAILED: { status: 502, message: 'The media encoder failed.' },
   OVERLOADED: { status: 503, message: 'The service is busy; retry later.' },
+  ENGINE_UNAVAILABLE: { status: 503, message: 'The engine of this voice could not start; it is tried again now and then (see /readyz).' },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry in a moment.' },
   JOB_TIMEOUT: { status: 504, message: 'The job took too long and was stopped.' },
   STORAGE_FAILED: { status: 507, message: 'The output could not be stored.' },

@@ -18,6 +18,11 @@ export type Voice = Static<typeof Voice>;
 export const VoiceList = Type.Object({
   status: Type.Literal('success'),
   voices: Type.Array(Voice),
+  unavailable: Type.Optional(
+    Type.Array(Type.Object({ engine: Type.String(), reason: Type.String() }), {
+      description: 'Engines installed here that could not start: their voices are missing above until a later try starts them (see /readyz).',
+    }),
+  ),
 });
 export type VoiceList = Static<typeof VoiceList>;
 

@@ -22,6 +22,10 @@ export interface EngineOptions {
   festivalPath?: string;
   /** Piper voices (`<voice>.onnx` with `<voice>.onnx.json`); none there or none given, no Piper voices. */
   voicesDir?: string;
+  /** How long an engine's host process may take to start (ENGINE_START_TIMEOUT_MS); a start that misses it is tried once more. */
+  startTimeoutMs?: number;
+  /** Host entry modules in place of the engines' own (tests put in hosts that hang or crash). */
+  hostModules?: Partial<Record<EngineName, string>>;
 }
 
 /** Every engine as one Speaker (findVoice also knows eSpeak NG variant combinations, `espeak-ng:<voice>+<variant>`). */
@@ -30,6 +34,8 @@ export interface EngineRegistry extends Speaker {
   listVoices(): Voice[];
   /** What can follow `+` in an eSpeak NG voice id. */
   listEspeakVariants(): EspeakVariant[];
+  /** Engines that could not start (they are tried again now and then), and why. */
+  unavailable(): UnavailableEngine[];
   /** Stops every engine process. */
   close(): Promise<void>;
 }
@@ -39,11 +45,11 @@ export interface EngineRegistry extends Speaker {
  * recommendation): a new engine is its folder and one line here.
  */
 const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions) => Promise<Engine> }> = [
-  { name: 'piper', start: (options) => PiperEngine.create(options) },
-  { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir }) },
+  { name: 'piper', start: (options) => PiperEngine.create({ ...options, hostModule: options.hostModules?.piper }) },
+  { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModules }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModule: hostModules?.rhvoice }) },
   { name: 'festival', start: ({ jobTimeoutMs, tempDir, festivalPath }) => FestivalEngine.create({ jobTimeoutMs, tempDir, festivalPath }) },
-  { name: 'flite', start: (options) => FliteEngine.create(options) },
-  { name: 'espeak-ng', start: (options) => EspeakEngine.create(options) },
+  { name: 'flite', start: (options) => FliteEngine.create({ ...options, hostModule: options.hostModules?.flite }) },
+  { name: 'espeak-ng', start: (options) => EspeakEngine.create({ ...options, hostModule: options.hostModules?.['espeak-ng'] }) },
 ];
 const NATURALNESS = ENGINES.map((engine) => engine.name);
 
@@ -63,38 +69,103 @@ function compareVoices(a: Voice, b: Voice): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** An engine that could not start: it has no voices until a later try starts it. */
+export interface UnavailableEngine {
+  engine: EngineName;
+  reason: string;
+}
+
+export interface EngineLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** An engine that failed to start is tried again after this, then after each doubling, up to an hour. */
+const RETRY_ENGINE_MS = 30_000;
+const MAX_RETRY_ENGINE_MS = 3_600_000;
+
 /**
- * Starts the engines (eSpeak NG and Flite warm, Festival when installed, Piper with one process ready when it has
- * voices, each of which it loads on first use, RHVoice with one process ready when installed) and lists their voices once.
+ * Starts the engines (each starts its processes on demand, but for those it needs to list its voices) and lists
+ * their voices once. An engine that cannot start, even once more, is left out and said so in one line: the others
+ * serve, and it is tried again in the background now and then.
  */
-export async function createEngines(options: EngineOptions): Promise<EngineRegistry> {
+export async function createEngines(options: EngineOptions, log?: EngineLog): Promise<EngineRegistry> {
   const started = await Promise.allSettled(ENGINES.map((engine) => engine.start(options)));
   const engines = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const failure = started.find((result) => result.status === 'rejected');
-  if (failure) {
-    await Promise.all(engines.map((engine) => engine.close()));
-    throw failure.reason;
-  }
-  return new Registry(engines).load();
+  const unavailable = started.flatMap((result, index) =>
+    result.status === 'rejected' ? [{ engine: (ENGINES[index] as (typeof ENGINES)[number]).name, reason: reasonOf(result.reason) }] : [],
+  );
+  for (const { engine, reason } of unavailable) log?.warn({ engine, reason }, `the ${engine} engine could not start: its voices are unavailable for now`);
+  const registry = await new Registry(engines, unavailable, options, log).load();
+  registry.retryUnavailable(RETRY_ENGINE_MS);
+  return registry;
+}
+
+/** A short sentence each engine can say: what warming a voice speaks. */
+const WARM_TEXT = 'Hello.';
+
+/**
+ * Speaks one short sentence with the voice (`auto`: the recommended English one), so that its engine's process and
+ * model are loaded and the first request is as fast as the next; resolves with the voice spoken, undefined for none.
+ */
+export async function warmVoice(engines: EngineRegistry, choice: string): Promise<string | undefined> {
+  const voices = engines.listVoices();
+  const voice =
+    choice === 'auto'
+      ? (voices.find((candidate) => candidate.recommended && candidate.language === 'en-US') ?? voices.find((candidate) => candidate.recommended && candidate.language.startsWith('en')))
+      : engines.findVoice(choice);
+  if (!voice) return undefined;
+  await engines.synthesize(voice.id, WARM_TEXT);
+  return voice.id;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 class Registry implements EngineRegistry {
-  private readonly byName: Map<string, Engine>;
+  private readonly byName = new Map<string, Engine>();
   private voices: Voice[] = [];
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
 
-  private readonly espeak: EspeakEngine;
-
-  constructor(private readonly engines: readonly Engine[]) {
-    this.byName = new Map(engines.map((engine) => [engine.name, engine]));
-    const espeak = engines.find((engine) => engine instanceof EspeakEngine);
-    if (!espeak) throw new Error('the registry needs eSpeak NG, the engine with a voice for every language');
-    this.espeak = espeak;
-  }
+  constructor(
+    private engines: Engine[],
+    private unavailableEngines: UnavailableEngine[],
+    private readonly options: EngineOptions,
+    private readonly log: EngineLog | undefined,
+  ) {}
 
   async load(): Promise<this> {
     const lists = await Promise.all(this.engines.map((engine) => engine.listVoices()));
+    this.byName.clear();
+    for (const engine of this.engines) this.byName.set(engine.name, engine);
     this.voices = markRecommended(lists.flat()).sort(compareVoices);
     return this;
+  }
+
+  unavailable(): UnavailableEngine[] {
+    return [...this.unavailableEngines];
+  }
+
+  /** Tries the engines that could not start again after `delayMs`, and again later while some still cannot. */
+  retryUnavailable(delayMs: number): void {
+    if (this.unavailableEngines.length === 0 || this.closed) return;
+    this.retry = setTimeout(() => void this.startUnavailable().finally(() => this.retryUnavailable(Math.min(delayMs * 2, MAX_RETRY_ENGINE_MS))), delayMs);
+    this.retry.unref();
+  }
+
+  private async startUnavailable(): Promise<void> {
+    for (const { engine: name } of this.unavailableEngines) {
+      const entry = ENGINES.find((engine) => engine.name === name);
+      const engine = await entry?.start(this.options).catch(() => undefined);
+      if (!engine) continue;
+      if (this.closed) return void (await engine.close());
+      this.engines = [...this.engines, engine].sort((a, b) => NATURALNESS.indexOf(a.name) - NATURALNESS.indexOf(b.name));
+      this.unavailableEngines = this.unavailableEngines.filter((unavailable) => unavailable.engine !== name);
+      await this.load();
+      this.log?.info({ engine: name }, `the ${name} engine started: its voices are available`);
+    }
   }
 
   listVoices(): Voice[] {
@@ -114,10 +185,13 @@ class Registry implements EngineRegistry {
   }
 
   listEspeakVariants(): EspeakVariant[] {
-    return this.espeak.listVariants();
+    const espeak = this.engines.find((engine) => engine instanceof EspeakEngine);
+    return espeak instanceof EspeakEngine ? espeak.listVariants() : [];
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
     await Promise.all(this.engines.map((engine) => engine.close()));
   }
 }

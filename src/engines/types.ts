@@ -35,6 +35,8 @@ export interface Speaker {
   findVoice(voiceId: string): Voice | undefined;
   /** Plain text in (the engine escapes what it must); throws AppError ENGINE_FAILED, or the abort signal's reason. */
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
+  /** Engines installed but not started (the registry's): a voice of theirs is unavailable, not unknown. */
+  unavailable?(): ReadonlyArray<{ engine: string; reason: string }>;
 }
 
 /** One engine: a Speaker with a name, its installed voices, and processes to stop. */

@@ -17,7 +17,9 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
   // A worker takes no uploads, so nothing waits at this gate; the folders belong to the API processes.
   const gate = new Limiter({ concurrency: config.concurrency, queueLength: 0 });
   const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
-  const services = await openServices(config, deps, { gate, sentenceCache, ownsFolders: false });
+  const services = await openServices(config, deps, { gate, sentenceCache, ownsFolders: false, log });
+  // Jobs are taken once the start-up voice is warm: the first one is then as fast as the next.
+  await services.warmUp.done;
   const splicer = await services.splicer.run();
   if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
   const redis = connectStateRedis(config.redisUrl, log);

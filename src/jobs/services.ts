@@ -1,6 +1,6 @@
 import { AssetStore, type Gate } from '../assets/store.js';
 import type { Config } from '../config.js';
-import { createEngines, type EngineRegistry } from '../engines/index.js';
+import { createEngines, warmVoice, type EngineLog, type EngineRegistry } from '../engines/index.js';
 import { Ffmpeg } from '../media/ffmpeg.js';
 import { tiedLauncher } from '../media/process.js';
 import { resolveMediaTools, type MediaTools } from '../media/tools.js';
@@ -37,6 +37,8 @@ export interface Services {
   splicer: SplicerCheck;
   maker: VideoMaker;
   assets: AssetStore;
+  /** The start-up voice's warm-up (WARM_VOICE), under way in the background. */
+  warmUp: WarmUp;
   /** Stops what was started here (engine hosts, warm encoders, the splicer's check, scratch space). */
   close(): Promise<void>;
 }
@@ -52,6 +54,14 @@ export interface ServiceOptions {
    * half-written; processes that share them (REDIS_URL) leave that to the retention sweeps.
    */
   ownsFolders: boolean;
+  log?: EngineLog & { error(obj: object, msg: string): void };
+}
+
+/** The voice spoken at start-up (WARM_VOICE): `warming` until it has been, then `warm`, `failed` or `off`. */
+export interface WarmUp {
+  state: 'warming' | 'warm' | 'failed' | 'off';
+  voice?: string;
+  done: Promise<void>;
 }
 
 export async function openServices(config: Config, deps: ServiceDeps, options: ServiceOptions): Promise<Services> {
@@ -68,7 +78,8 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
       tempDir: await scratch.shared('engines'),
       festivalPath: config.paths.festival,
       voicesDir: config.voicesDir,
-    }));
+      startTimeoutMs: config.engineStartTimeoutMs,
+    }, options.log));
   if (!deps.engines) closers.push(() => engines.close());
   const tools = deps.tools ?? resolveMediaTools(config.paths);
   // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
@@ -83,6 +94,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, options.gate);
   await assets.init(options.ownsFolders);
   return {
+    warmUp: startWarmUp(engines, config.warmVoice, options.log),
     storage,
     localStorage,
     scratch,
@@ -96,6 +108,23 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
       for (const close of closers.reverse()) await close();
     },
   };
+}
+
+function startWarmUp(engines: EngineRegistry, choice: string | undefined, log: ServiceOptions['log']): WarmUp {
+  if (choice === undefined) return { state: 'off', done: Promise.resolve() };
+  const warm: WarmUp = { state: 'warming', done: Promise.resolve() };
+  const started = performance.now();
+  warm.done = warmVoice(engines, choice).then(
+    (voice) => {
+      Object.assign(warm, { state: voice ? 'warm' : 'off', voice });
+      if (voice) log?.info({ voice, seconds: Math.round(performance.now() - started) / 1000 }, 'voice warmed up');
+    },
+    (err: unknown) => {
+      warm.state = 'failed';
+      log?.error({ err, voice: choice }, 'warming up the start-up voice failed: it loads on its first request instead');
+    },
+  );
+  return warm;
 }
 
 /** A backend other than the local folder (STORAGE=<kind>): files are written first in scratch space (a crash's leftovers there go at the next start). */

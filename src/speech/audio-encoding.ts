@@ -3,6 +3,7 @@ import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
 import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
 import { normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
+import { encodeInProcess } from './encoders/in-process.js';
 
 /**
  * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
@@ -64,11 +65,14 @@ export function peakCeilingFor(encoding: AudioEncoding): number {
 }
 
 /**
- * Writes the speech, at the given speed, to `output` in one ffmpeg run fed through stdin. With `loudness`, a file's
- * true peak is then read (encodedTruePeak), and the file written again with its peaks held lower if the codec lifted
- * one over the ceiling (a stream cannot be taken back: it gets the codec's headroom only).
+ * Writes the speech, at the given speed, to `output`. WAV, and short mp3 and ogg, at the speech's own rate and speed
+ * with no loudness target, are written in this process (encoders/in-process.ts); the rest in one ffmpeg run fed
+ * through stdin. With `loudness`, a file's true peak is then read (encodedTruePeak), and the file written again with
+ * its peaks held lower if the codec lifted one over the ceiling (a stream cannot be taken back: it gets the codec's
+ * headroom only).
  */
 export async function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: EncodeOptions): Promise<void> {
+  if (await encodeInProcess(speech, options)) return;
   const { loudness, output } = options;
   if (loudness === undefined) return encode(ffmpeg, pcmOf(speech.samples), speech.sampleRate, options, 0);
   let ceiling = options.peakCeiling ?? peakCeilingFor(options.encoding);

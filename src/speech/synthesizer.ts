@@ -115,6 +115,10 @@ export class Synthesizer {
   /** Checks what the schema cannot, once, before any work is queued: that the voice exists and the text is well-formed Unicode. */
   resolveVoice(request: { text: string; voice: string }): Voice {
     const voice = this.engines.findVoice(request.voice);
+    const engine = request.voice.slice(0, request.voice.indexOf(':')).toLowerCase();
+    if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
+      throw new AppError('ENGINE_UNAVAILABLE', { field: 'voice', retryAfter: 30 });
+    }
     if (!voice) {
       throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${request.voice.slice(0, 100)}"; GET /voices lists them.` });
     }

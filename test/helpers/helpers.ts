@@ -22,7 +22,7 @@ export interface TestApp {
 /** The whole app on real engines and ffmpeg, writing into a fresh temporary OUTPUT_DIR. */
 export async function buildTestApp(env: Record<string, string> = {}, deps: AppDeps = {}): Promise<TestApp> {
   const outputDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-test-'));
-  const config = loadConfig({ OUTPUT_DIR: outputDir, LOG_LEVEL: 'silent', CONCURRENCY: '2', RATE_LIMIT_MAX: '0', ...env });
+  const config = loadConfig({ OUTPUT_DIR: outputDir, LOG_LEVEL: 'silent', CONCURRENCY: '2', RATE_LIMIT_MAX: '0', WARM_VOICE: 'none', ...env });
   const app = await buildApp(config, { logger: false, ...deps });
   await app.ready();
   return {

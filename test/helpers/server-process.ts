@@ -15,20 +15,37 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts `npm start`'s command as a real process on a free loopback port and waits until it listens. */
-export function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
-  return startService('src/server.ts', 'voxreel ready', env);
+/**
+ * How a process is started: from the source through tsx (the tests' default: no build needed), or as `npm start`
+ * and `voxreel worker` run it, the compiled build (`bin/voxreel`, which refuses a build older than src/).
+ */
+export type Build = 'source' | 'compiled';
+
+export interface StartOptions {
+  build?: Build;
+  /** Time to wait for its ready line (a loaded machine starts slowly); default 30 s. */
+  timeoutMs?: number;
+}
+
+/** Starts the API as a real process on a free loopback port and waits until it listens. */
+export function startServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<RunningServer> {
+  return startService('serve', 'voxreel ready', env, options);
 }
 
 /** Starts `voxreel worker` as a real process and waits until it takes jobs (`baseUrl` is empty: it listens on nothing). */
-export function startWorker(env: Record<string, string>): Promise<RunningServer> {
-  return startService('src/worker.ts', 'voxreel worker ready', env);
+export function startWorker(env: Record<string, string>, options: StartOptions = {}): Promise<RunningServer> {
+  return startService('worker', 'voxreel worker ready', env, options);
 }
 
-async function startService(script: string, readyMessage: string, env: Record<string, string>): Promise<RunningServer> {
+const ENTRIES = { serve: 'src/server.ts', worker: 'src/worker.ts' } as const;
+
+async function startService(command: 'serve' | 'worker', readyMessage: string, env: Record<string, string>, options: StartOptions): Promise<RunningServer> {
   const outputDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-server-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', ...env },
+  const args = options.build === 'compiled' ? ['bin/voxreel', command] : ['--import', 'tsx', ENTRIES[command]];
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  // The start-up voice is warmed only where a test asks for it: loading a model costs every other test time.
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', WARM_VOICE: 'none', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -54,7 +71,7 @@ async function startService(script: string, readyMessage: string, env: Record<st
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     void exited.then(({ code }) => reject(new Error(`server exited with ${String(code)} before listening:\n${stderr}`)));
-    setTimeout(() => reject(new Error('server did not start in 30 s')), 30_000).unref();
+    setTimeout(() => reject(new Error(`server did not start in ${timeoutMs / 1000} s:\n${stderr}`)), timeoutMs).unref();
   }).catch(async (error: unknown) => {
     // One that never got ready is not left running: no caller has it to stop.
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -4,7 +4,7 @@ import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
 import { isEspeakResult, type EspeakJob, type EspeakResult } from './protocol.js';
 import { buildEspeakWordTimings, toEspeakSsml } from './text.js';
 import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './voices.js';
-import { NodeHost, hostModulePath } from '../hosts/node-host.js';
+import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { HostPool } from '../hosts/host-pool.js';
 
@@ -17,6 +17,8 @@ export interface EspeakEngineOptions {
   tempDir?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
+  /** How long a host may take to start (a loaded machine starts processes slowly). */
+  startTimeoutMs?: number;
 }
 
 /** eSpeak NG (WebAssembly, GPL-3.0) in a pool of persistent child processes. */
@@ -32,9 +34,11 @@ export class EspeakEngine implements Engine {
     const module = options.hostModule ?? hostModulePath('espeak-host', import.meta.url);
     const pool = new HostPool<EspeakJob, EspeakResult>({
       size: options.poolSize,
-      warm: options.poolSize,
+      // One warm host lists the voices and answers at once; more start on demand and stop when idle.
+      warm: 1,
+      idleMs: HOST_IDLE_MS,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => NodeHost.start<EspeakJob, EspeakResult>({ module, isResult: isEspeakResult, tempDir: options.tempDir }),
+      start: () => NodeHost.start<EspeakJob, EspeakResult>({ startTimeoutMs: options.startTimeoutMs, module, isResult: isEspeakResult, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();

@@ -18,8 +18,13 @@ export interface HostPoolOptions<Job, Result> {
   warm: number;
   /** Per job, from the moment a host takes it; 0 means no limit. */
   jobTimeoutMs?: number;
+  /** Hosts beyond the warm ones are closed after this long idle (their memory given back); default never. */
+  idleMs?: number;
   start: () => Promise<EngineHost<Job, Result>>;
 }
+
+/** A host that fails to start (a loaded machine can make a start miss its deadline) is tried once more, after this. */
+const START_RETRY_MS = 500;
 
 interface QueuedJob<Job, Result> {
   job: Job;
@@ -44,6 +49,7 @@ export function jobFailure(supervision: Supervision, cause: unknown): AppError {
  */
 export class HostPool<Job, Result> {
   private readonly idle: EngineHost<Job, Result>[] = [];
+  private readonly idleTimers = new Map<EngineHost<Job, Result>, NodeJS.Timeout>();
   private readonly busy = new Set<EngineHost<Job, Result>>();
   private readonly starting = new Set<Promise<void>>();
   private readonly queue: QueuedJob<Job, Result>[] = [];
@@ -89,6 +95,7 @@ export class HostPool<Job, Result> {
       entry.reject(shuttingDown());
     }
     await Promise.allSettled([...this.starting]);
+    for (const host of this.idle) this.clearIdleTimer(host);
     const hosts = [...this.idle.splice(0), ...this.busy];
     await Promise.all(hosts.map((host) => host.close()));
   }
@@ -114,6 +121,7 @@ export class HostPool<Job, Result> {
   private takeIdle(): EngineHost<Job, Result> | undefined {
     while (this.idle.length > 0) {
       const host = this.idle.shift();
+      if (host) this.clearIdleTimer(host);
       if (host?.available) return host;
       if (host) void host.close();
     }
@@ -121,12 +129,18 @@ export class HostPool<Job, Result> {
   }
 
   private startHost(): void {
-    const started: Promise<void> = new Promise<EngineHost<Job, Result>>((resolve) => resolve(this.options.start())).then(
+    const attempt = () => new Promise<EngineHost<Job, Result>>((resolve) => resolve(this.options.start()));
+    const retried = attempt().catch(async () => {
+      await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
+      if (this.closed) throw shuttingDown();
+      return attempt();
+    });
+    const started: Promise<void> = retried.then(
       (host) => {
         this.starting.delete(started);
         this.warming = true;
         if (this.closed) return host.close();
-        this.idle.push(host);
+        this.makeIdle(host);
         this.pump();
       },
       (error: unknown) => {
@@ -157,9 +171,30 @@ export class HostPool<Job, Result> {
       .then(entry.resolve, entry.reject)
       .finally(() => {
         this.busy.delete(host);
-        if (host.available && !this.closed) this.idle.push(host);
+        if (host.available && !this.closed) this.makeIdle(host);
         else void host.close();
         this.pump();
       });
+  }
+
+  /** Back among the idle; beyond the warm ones it is closed if nobody takes it within `idleMs`. */
+  private makeIdle(host: EngineHost<Job, Result>): void {
+    this.idle.push(host);
+    const { idleMs } = this.options;
+    if (idleMs === undefined) return;
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(host);
+      const index = this.idle.indexOf(host);
+      if (index === -1 || this.idle.length + this.busy.size <= this.options.warm) return;
+      this.idle.splice(index, 1);
+      void host.close();
+    }, idleMs);
+    timer.unref();
+    this.idleTimers.set(host, timer);
+  }
+
+  private clearIdleTimer(host: EngineHost<Job, Result>): void {
+    clearTimeout(this.idleTimers.get(host));
+    this.idleTimers.delete(host);
   }
 }

@@ -9,11 +9,18 @@ import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type EngineHost } from './host-pool.js';
 
-const DEFAULT_START_TIMEOUT_MS = 30_000;
+const DEFAULT_START_TIMEOUT_MS = 60_000;
+/** Hosts beyond an engine's warm ones stop after this long without a job, giving their memory back. */
+export const HOST_IDLE_MS = 60_000;
 const RETIRE_GRACE_MS = 2000;
 
-// `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/**
+ * TypeScript hosts (development, tests) run through tsx; the compiled build's run as they are, without a loader's
+ * start-up and memory. `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
+ */
+function loaderFor(module: string): string[] {
+  return extname(module) === '.ts' ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+}
 
 /** Path of a host entry module next to the calling module, with the caller's own extension (.ts, or .js once built). */
 export function hostModulePath(name: string, callerUrl: string): string {
@@ -59,7 +66,7 @@ export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
     // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
     const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
     // Through setpriv where it exists (tiedToParent): the host dies with us even while it is still starting.
-    const tied = tiedToParent(process.execPath, ['--import', TSX_LOADER, ...(options.execArgv ?? [])]);
+    const tied = tiedToParent(process.execPath, [...loaderFor(options.module), ...(options.execArgv ?? [])]);
     const child = fork(options.module, [], {
       execPath: tied.command,
       execArgv: tied.args,

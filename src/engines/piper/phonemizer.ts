@@ -183,7 +183,7 @@ export class Phonemizer {
           clause.words.push({ textOffset: sourceOffset(event.text_position), phonemes: '' });
         } else if (event.type === 'phoneme' && typeof event.id === 'string') {
           const word = clause.words.at(-1);
-          if (word) word.phonemes += event.id.trim();
+          if (word) word.phonemes += event.id.replace(/[\s\p{Cc}]/gu, '');
         } else if (event.type === 'end') {
           clauses.push(clause);
           clause = { words: [], startsSentence: false };

@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { NodeHost, hostModulePath } from '../hosts/node-host.js';
+import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { HostPool } from '../hosts/host-pool.js';
 import { isRhvoiceResult, type RhvoiceJob, type RhvoiceResult } from './protocol.js';
@@ -17,6 +17,8 @@ export interface RhvoiceEngineOptions {
   tempDir?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
+  /** How long a host may take to start (a loaded machine starts processes slowly). */
+  startTimeoutMs?: number;
 }
 
 /** RHVoice (Debian's librhvoice5 and rhvoice-english, LGPL) in child processes; no voices when it is not installed. */
@@ -39,9 +41,11 @@ export class RhvoiceEngine implements Engine {
     const module = options.hostModule ?? hostModulePath('rhvoice-host', import.meta.url);
     const pool = new HostPool<RhvoiceJob, RhvoiceResult>({
       size: options.poolSize,
-      warm: 1,
+      // Started to list the voices, then on demand; stopped when idle.
+      warm: 0,
+      idleMs: HOST_IDLE_MS,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => NodeHost.start<RhvoiceJob, RhvoiceResult>({ module, isResult: isRhvoiceResult, tempDir: options.tempDir }),
+      start: () => NodeHost.start<RhvoiceJob, RhvoiceResult>({ startTimeoutMs: options.startTimeoutMs, module, isResult: isRhvoiceResult, tempDir: options.tempDir }),
     });
     try {
       await pool.warmUp();

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { AssetStore } from '../../assets/store.js';
 import type { Config } from '../../config.js';
 import type { EngineRegistry } from '../../engines/index.js';
-import { openServices, type ServiceDeps } from '../../jobs/services.js';
+import { openServices, type ServiceDeps, type WarmUp } from '../../jobs/services.js';
 import type { Ffmpeg } from '../../media/ffmpeg.js';
 import type { Synthesizer } from '../../speech/synthesizer.js';
 import type { LocalStorage } from '../../storage/local.js';
@@ -25,6 +25,7 @@ declare module 'fastify' {
     maker: VideoMaker;
     splicer: SplicerCheck;
     assets: AssetStore;
+    warmUp: WarmUp;
   }
 }
 
@@ -38,6 +39,7 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
     observer: app.metrics,
     sentenceCache: app.sentenceCache,
     ownsFolders: !config.redisUrl,
+    log: app.log,
   });
   app.addHook('onClose', async () => services.close());
   app.decorate('engines', services.engines);
@@ -49,6 +51,7 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
   app.decorate('maker', services.maker);
   app.decorate('splicer', services.splicer);
   app.decorate('assets', services.assets);
+  app.decorate('warmUp', services.warmUp);
   // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
   // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
   // ffmpeg runs, but never for more than a few seconds.

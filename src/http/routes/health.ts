@@ -3,7 +3,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
 
-const Health = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.Boolean())) });
+const Health = Type.Object({
+  status: Type.String(),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+  unavailable: Type.Optional(
+    Type.Array(Type.Object({ engine: Type.String(), reason: Type.String() }), {
+      description: 'Engines that could not start: their voices are missing from GET /voices until a later try (in the background) starts them.',
+    }),
+  ),
+  warmVoice: Type.Optional(Type.String({ description: 'The voice spoken at start-up (WARM_VOICE) so that the first request is as fast as the next.' })),
+});
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'Alive', response: { 200: Health } } }, async () => ({
@@ -15,13 +24,16 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['operations'],
-        summary: 'Ready: voices, ffmpeg, writable storage, free disk space and (with REDIS_URL) Redis; the H.264 splicer is reported but not required',
+        summary:
+          'Ready: voices, the start-up voice warm, ffmpeg, writable storage, free disk space and (with REDIS_URL) Redis; the H.264 splicer and engines that could not start are reported but not required',
         response: { 200: Health, 503: Health },
       },
     },
     async (_request, reply) => {
       const checks = {
         voices: app.engines.listVoices().length > 0,
+        // WARM_VOICE: ready once it has spoken (or failed to: it then loads on its first request).
+        warm: app.warmUp.state !== 'warming',
         ffmpeg: await app.ffmpeg.available(),
         outputWritable: await app.storage.writable(),
         diskSpace: await enoughSpace([app.storage.localDir, app.scratch.dir], app.config.minFreeDiskBytes),
@@ -31,7 +43,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // slower but the same, so the service is still ready. False too while the check is still running.
       const splicer = app.splicer.passed ?? false;
       const ready = Object.values(checks).every(Boolean);
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks: { ...checks, splicer } });
+      const unavailable = app.engines.unavailable();
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ok' : 'unavailable',
+        checks: { ...checks, splicer },
+        ...(unavailable.length > 0 ? { unavailable } : {}),
+        ...(app.warmUp.voice ? { warmVoice: app.warmUp.voice } : {}),
+      });
     },
   );
 };

@@ -39,7 +39,8 @@ const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .listVoices()
         .filter((voice) => !wanted || voice.language.toLowerCase() === wanted || voice.language.toLowerCase().startsWith(`${wanted}-`))
         .map((voice) => ({ ...voice, preview_url: previewUrl(request, voice.id) }));
-      return { status: 'success' as const, voices };
+      const unavailable = app.engines.unavailable();
+      return { status: 'success' as const, voices, ...(unavailable.length > 0 ? { unavailable } : {}) };
     },
   );
 

@@ -1,0 +1,18 @@
+// `npm run build`: compiles src/ into dist/ (what `npm start`, `voxreel worker` and the engine hosts run) and
+// records what it was built from. `--if-stale` builds only when dist/ is missing or older than src/ (script/setup).
+import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildState, sourceHash, STAMP } from './build-state.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+if (process.argv.includes('--if-stale') && buildState(root) === 'fresh') process.exit(0);
+const source = sourceHash(root);
+// A clean build: files of modules since removed must not linger in dist/.
+rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+writeFileSync(path.join(root, STAMP), `${JSON.stringify({ source, builtAt: new Date().toISOString() })}\n`);
+console.log('build: dist/ is up to date with src/');

@@ -1,0 +1,208 @@
+// Text → Piper's phonemes, as piper-phonemize and piper1-gpl get them from eSpeak NG, each labelled with the word
+// of the text it says. Two passes over one eSpeak NG WebAssembly instance:
+//  - a synthesis (its audio dropped) gives eSpeak's clauses (`end` events), sentences (`sentence`), its words with
+//    where they start in the text (`word`), and each word's IPA with stress and length marks (`phoneme`);
+//  - text_to_phonemes (espeak_TextToPhonemes, the call Piper makes) gives each clause's phonemes exactly as Piper
+//    gets them. They differ from the event phonemes only in some stress marks ("what?" alone gets ˌ, not ˈ): once
+//    stress marks and spaces are dropped both spell the same, which labels each character with its word. A clause
+//    whose spellings still differ keeps the event phonemes.
+// Piper's clause terminator (. ? ! , : ; or none) is read from the text before the next clause, since this build
+// has no espeak_TextToPhonemesWithTerminator. Checked against piper-tts 1.8: the same phonemes for 44 of 58 texts,
+// the others differing by a palatalization mark (ʲ).
+import createEspeakModule, { type ESpeakNGWorker, type EspeakModule } from '@echogarden/espeak-ng-emscripten';
+import { toEspeakSsml } from '../espeak/text.js';
+
+export interface PhonemizedSentence {
+  /** Code points after NFD, spaces and punctuation included: what Piper maps to ids. */
+  phonemes: string[];
+  /** For each phoneme, the index of its word in `PhonemizedText.wordOffsets`, or -1 (spaces, punctuation). */
+  wordOf: number[];
+}
+
+export interface PhonemizedText {
+  sentences: PhonemizedSentence[];
+  /** Where each word eSpeak spoke starts in the text (UTF-16). */
+  wordOffsets: number[];
+}
+
+interface EventWord {
+  textOffset: number;
+  /** IPA, stress marks included. */
+  phonemes: string;
+}
+
+interface EventClause {
+  words: EventWord[];
+  startsSentence: boolean;
+}
+
+/** Characters, each with the word it belongs to (-1: none). */
+interface Labelled {
+  chars: string[];
+  labels: number[];
+}
+
+const STRESS_MARKS = new Set(['ˈ', 'ˌ']);
+const LANGUAGE_SWITCH = /\([^)]+\)/gu;
+const CLAUSE_SEPARATOR = ' | ';
+const TERMINATORS: Record<string, string> = { '.': '.', '?': '?', '!': '!', ',': ',', ':': ':', ';': ';', '\u2014': ';' };
+/** After these Piper adds a space: the sentence goes on. */
+export const PAUSES: ReadonlySet<string> = new Set([',', ':', ';']);
+const SPEAKABLE = /[\p{L}\p{N}\p{M}]/u;
+
+/** Piper's terminator for the clause that ends before `end`: the first mark in the run of non-letters before it. */
+export function clauseTerminator(text: string, end: number): string {
+  let start = Math.min(end, text.length);
+  while (start > 0 && !SPEAKABLE.test(text[start - 1] ?? '')) start--;
+  const run = text.slice(start, end);
+  // An ellipsis ends a clause without a terminator.
+  if (run.includes('..') || run.includes('\u2026')) return '';
+  for (const char of run) {
+    const terminator = TERMINATORS[char];
+    if (terminator) return terminator;
+  }
+  return '';
+}
+
+function withoutStress(phonemes: string): string {
+  return [...phonemes].filter((char) => !STRESS_MARKS.has(char)).join('');
+}
+
+/** The event words' phonemes, a space between words (a word eSpeak merged into the one before has none). */
+function eventPhonemes(words: readonly EventWord[], firstWord: number): Labelled {
+  const labelled: Labelled = { chars: [], labels: [] };
+  words.forEach((word, index) => {
+    if (!word.phonemes) return;
+    if (labelled.chars.length > 0) {
+      labelled.chars.push(' ');
+      labelled.labels.push(-1);
+    }
+    for (const char of word.phonemes) {
+      labelled.chars.push(char);
+      labelled.labels.push(firstWord + index);
+    }
+  });
+  return labelled;
+}
+
+/**
+ * Labels each character of Piper's clause with the event word it spells, when both spell the same phonemes once
+ * stress marks and spaces are dropped; a stress mark goes with the phoneme after it, a space with no word.
+ */
+function alignClause(exact: string, words: readonly EventWord[], firstWord: number): Labelled | undefined {
+  const owners = words.flatMap((word, index) => [...withoutStress(word.phonemes)].map(() => firstWord + index));
+  const chars = [...exact];
+  const bare = chars.filter((char) => char !== ' ' && !STRESS_MARKS.has(char));
+  if (bare.join('') !== words.map((word) => withoutStress(word.phonemes)).join('')) return undefined;
+  const labels = new Array<number>(chars.length).fill(-1);
+  let next = 0;
+  chars.forEach((char, index) => {
+    if (char !== ' ' && !STRESS_MARKS.has(char)) labels[index] = owners[next++] ?? -1;
+  });
+  for (let index = chars.length - 2; index >= 0; index--) {
+    if (STRESS_MARKS.has(chars[index] ?? '')) labels[index] = labels[index + 1] ?? -1;
+  }
+  return { chars, labels };
+}
+
+export class Phonemizer {
+  private voice: string | undefined;
+
+  private constructor(
+    private readonly espeak: EspeakModule,
+    private readonly worker: ESpeakNGWorker,
+  ) {}
+
+  static async create(): Promise<Phonemizer> {
+    const espeak = await createEspeakModule();
+    return new Phonemizer(espeak, new espeak.eSpeakNGWorker());
+  }
+
+  /** `text` must have gone through sanitizeText(); `voice` is the config's espeak.voice. */
+  phonemize(text: string, voice: string): PhonemizedText {
+    this.setVoice(voice);
+    const events = this.eventClauses(text);
+    const exact = this.exactClauses(text);
+    const exactUsable = exact.length === events.length;
+    // eSpeak may end with an empty clause (after a closing quote): Piper skips it.
+    const kept = events.flatMap((clause, index) => {
+      const phonemes = exactUsable ? (exact[index] ?? '') : '';
+      return clause.words.length > 0 || phonemes !== '' ? [{ ...clause, exact: exactUsable ? phonemes : undefined }] : [];
+    });
+
+    const wordOffsets: number[] = [];
+    const sentences: PhonemizedSentence[] = [];
+    let sentence: PhonemizedSentence = { phonemes: [], wordOf: [] };
+    kept.forEach((clause, index) => {
+      if (clause.startsSentence && sentence.phonemes.length > 0) {
+        sentences.push(sentence);
+        sentence = { phonemes: [], wordOf: [] };
+      }
+      const firstWord = wordOffsets.length;
+      wordOffsets.push(...clause.words.map((word) => word.textOffset));
+      const aligned = clause.exact === undefined ? undefined : alignClause(clause.exact, clause.words, firstWord);
+      const { chars, labels } = aligned ?? eventPhonemes(clause.words, firstWord);
+      const terminator = clauseTerminator(text, kept[index + 1]?.words[0]?.textOffset ?? text.length);
+      const tail = PAUSES.has(terminator) ? `${terminator} ` : terminator;
+      // Piper decomposes (NFD) the clause as a whole: per character keeps each label with its own parts.
+      [...chars, ...tail].forEach((char, position) => {
+        for (const part of char.normalize('NFD')) {
+          sentence.phonemes.push(part);
+          sentence.wordOf.push(labels[position] ?? -1);
+        }
+      });
+    });
+    if (sentence.phonemes.length > 0) sentences.push(sentence);
+    return { sentences, wordOffsets };
+  }
+
+  private setVoice(voice: string): void {
+    if (voice === this.voice) return;
+    this.voice = undefined;
+    if (this.worker.set_voice(voice) !== 0) throw new Error(`eSpeak NG has no voice ${voice}`);
+    this.voice = voice;
+  }
+
+  /** eSpeak's clauses, sentences and words, from one synthesis whose audio is dropped. */
+  private eventClauses(text: string): EventClause[] {
+    const ssml = toEspeakSsml(text);
+    // eSpeak counts code points of the SSML from 1.
+    const sourceOffset = (position: number) => ssml.sourceOffset(ssml.unitIndexOfCodePoint(position - 1) ?? ssml.text.length) ?? text.length;
+    const clauses: EventClause[] = [];
+    let clause: EventClause = { words: [], startsSentence: true };
+    let sentenceStarted = false;
+    this.worker.synthesize(ssml.text, (_samples, events) => {
+      for (const event of events) {
+        if (event.type === 'sentence') {
+          sentenceStarted = true;
+        } else if (event.type === 'word') {
+          if (clause.words.length === 0) {
+            if (clauses.length > 0) clause.startsSentence = sentenceStarted;
+            sentenceStarted = false;
+          }
+          clause.words.push({ textOffset: sourceOffset(event.text_position), phonemes: '' });
+        } else if (event.type === 'phoneme' && typeof event.id === 'string') {
+          const word = clause.words.at(-1);
+          if (word) word.phonemes += event.id.trim();
+        } else if (event.type === 'end') {
+          clauses.push(clause);
+          clause = { words: [], startsSentence: false };
+        }
+      }
+      return false;
+    });
+    if (clause.words.length > 0) clauses.push(clause);
+    return clauses;
+  }
+
+  /** espeak_TextToPhonemes per clause, as Piper gets them (IPA), without language-switch flags. */
+  private exactClauses(text: string): string[] {
+    const pointer = this.espeak.getPointer(this.worker.text_to_phonemes(text, 1));
+    const heap = this.espeak.HEAPU8;
+    const end = heap.indexOf(0, pointer);
+    const joined = Buffer.from(heap.subarray(pointer, end === -1 ? heap.length : end)).toString('utf8');
+    // The binding returns a copy it never frees.
+    this.espeak._free(pointer);
+    return joined.split(CLAUSE_SEPARATOR).map((clause) => clause.replaceAll('_', '').replace(LANGUAGE_SWITCH, ''));
+  }
+}
