@@ -14,7 +14,7 @@ export interface EngineHost<Job, Result> {
 
 export interface HostPoolOptions<Job, Result> {
   size: number;
-  /** Idle hosts to keep started ahead of demand, to hide their start-up time. */
+  /** Hosts to keep started ahead of demand, to hide their start-up time (busy ones count). */
   warm: number;
   /** Per job, from the moment a host takes it; 0 means no limit. */
   jobTimeoutMs?: number;
@@ -100,6 +100,17 @@ export class HostPool<Job, Result> {
     await Promise.all(hosts.map((host) => host.close()));
   }
 
+  /** Closes the idle hosts beyond the warm ones (an engine that needed a host only to list its voices). */
+  async trim(): Promise<void> {
+    // A job's host goes back among the idle just after its caller hears the result: let that happen first.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.idle.length > 0 && this.idle.length + this.busy.size > this.options.warm) {
+      const host = this.idle.pop() as EngineHost<Job, Result>;
+      this.clearIdleTimer(host);
+      void host.close();
+    }
+  }
+
   /** PIDs of the running hosts, for diagnostics and tests. */
   pids(): number[] {
     return [...this.idle, ...this.busy].flatMap((host) => (host.pid === undefined ? [] : [host.pid]));
@@ -113,7 +124,8 @@ export class HostPool<Job, Result> {
       const entry = this.queue.shift();
       if (entry) this.execute(host, entry);
     }
-    const wanted = this.queue.length + this.busy.size + (this.warming ? this.options.warm : 0);
+    // `warm` hosts are kept started in all (busy ones count): more start only for jobs waiting.
+    const wanted = Math.max(this.queue.length + this.busy.size, this.warming ? this.options.warm : 0);
     const target = Math.min(this.options.size, wanted);
     while (this.idle.length + this.busy.size + this.starting.size < target) this.startHost();
   }

@@ -55,6 +55,7 @@ export class RhvoiceEngine implements Engine {
       const voices = installed
         .filter((voice) => known.has(voiceName(voice.id)))
         .map((voice) => ({ ...voice, sampleRate: description.sampleRate }));
+      await pool.trim();
       if (voices.length > 0 && description.sampleRate > 0) return new RhvoiceEngine(pool, voices);
     } catch {
       // The voices are there but the library is missing or broken: like an engine not installed.
