@@ -8,6 +8,7 @@ import { ScratchSpace } from '../storage/scratch.js';
 import { LocalStorage } from '../storage/local.js';
 import { STORAGE_BACKENDS, type Storage } from '../storage/storage.js';
 import type { SentenceCache } from '../speech/sentence-cache.js';
+import { prepareInProcessEncoding } from '../speech/audio-encoding.js';
 import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
 import { VideoMaker } from '../video/maker.js';
@@ -84,6 +85,9 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const tools = deps.tools ?? resolveMediaTools(config.paths);
   // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
   const ffmpeg = new Ffmpeg({ ...tools, ffmpeg: await tiedLauncher(tools.ffmpeg, await scratch.shared('bin')) });
+  // Short speech is encoded in this process (no ffmpeg per request): its encoders are loaded and checked now, once.
+  const encoders = await prepareInProcessEncoding();
+  options.log?.info({ encoders }, 'in-process encoders ready');
   const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, options.observer, { sentenceCache: options.sentenceCache });
   closers.push(() => synthesizer.close());
   const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });

@@ -5,6 +5,9 @@ import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
 import { normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
 import { encodeInProcess } from './encoders/in-process.js';
 
+/** Loads the in-process codecs ahead of the first request (see encoders/in-process.ts). */
+export { prepareInProcessEncoding } from './encoders/in-process.js';
+
 /**
  * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
  * ceiling that a loudness target aims peaks at, for what the codec adds to them (measured on eSpeak NG and Flite

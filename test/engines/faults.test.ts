@@ -15,6 +15,8 @@ let engines: EngineRegistry;
 let t: TestApp;
 beforeAll(async () => {
   engines = await createEngines({ poolSize: 1, jobTimeoutMs: 30_000 });
+  // Its host started now, not by the first request: that one's 1.5 s deadline is for the faulty ffmpeg alone.
+  await engines.synthesize('espeak-ng:en-us', 'Warm.');
   process.env.REAL_FFMPEG = ffmpeg.tools.ffmpeg;
   t = await buildTestApp({ TTS_TIMEOUT_MS: '1500', VIDEO_TIMEOUT_MS: '1500' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
 });

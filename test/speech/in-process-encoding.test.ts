@@ -1,5 +1,5 @@
 import { ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,8 +7,11 @@ import { EspeakEngine } from '../../src/engines/espeak/engine.js';
 import { AppError, cancelReason } from '../../src/errors.js';
 import { audioDuration } from '../../src/speech/audio-duration.js';
 import { encodePcm, encodeSpeech, type EncodeOptions } from '../../src/speech/audio-encoding.js';
-import { crc16 } from '../../src/speech/encoders/mp3-info-frame.js';
-import { IN_PROCESS_MAX_SECONDS } from '../../src/speech/encoders/in-process.js';
+import type { CodecSource } from '../../src/speech/encoders/codec.js';
+import { IN_PROCESS_MAX_SECONDS, prepareInProcessEncoding } from '../../src/speech/encoders/in-process.js';
+import { crc16, withInfoFrame } from '../../src/speech/encoders/mp3-info-frame.js';
+import { nativeLame } from '../../src/speech/encoders/native-lame.js';
+import { wasmCodec } from '../../src/speech/encoders/wasm-codecs.js';
 import type { Speech } from '../../src/speech/speech.js';
 import { decodeErrors, ffmpeg, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -18,8 +21,11 @@ const TEXT =
   'Welcome back! Today we look at three simple ways to save money on groceries: plan your meals, buy in season, and never shop hungry. ' +
   'Each of them takes a minute a week, and together they cut the bill by a fifth.';
 
-/** Every child process this test process starts goes through ChildProcess#spawn (spawn, exec, execFile, fork, fluent-ffmpeg's). */
-const spawns = vi.spyOn(ChildProcess.prototype, 'spawn');
+/**
+ * Every child process this test process starts goes through ChildProcess#spawn (spawn, exec, execFile, fork,
+ * fluent-ffmpeg's), a method Node's types leave out.
+ */
+const spawns = vi.spyOn(ChildProcess.prototype as unknown as { spawn: (options: unknown) => void }, 'spawn');
 afterEach(() => spawns.mockClear());
 
 let engine: EspeakEngine;
@@ -72,11 +78,13 @@ async function lameTag(file: string): Promise<{ frames: number; delay: number; p
   return { frames: head.readUInt32BE(xing + 8), delay: delayPadding >> 12, padding: delayPadding & 0xfff, tagCrc: crc16(frameForCrc) === head.readUInt16BE(tag + 34) };
 }
 
-/** A sweep from 200 Hz to 3 kHz at half scale: something for a codec to work on at any rate. */
+/** A sweep from 200 Hz to 3 kHz at half scale over noise at -30 dB: something for a codec to work on at any rate. */
 function sweep(sampleRate: number, seconds: number): Int16Array {
+  let seed = 1;
   return Int16Array.from({ length: Math.round(sampleRate * seconds) }, (_, i) => {
     const t = i / sampleRate;
-    return Math.round(16_000 * Math.sin(2 * Math.PI * (200 * t + (2800 / (2 * seconds)) * t * t)));
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return Math.round(16_000 * Math.sin(2 * Math.PI * (200 * t + (2800 / (2 * seconds)) * t * t)) + 1000 * (seed / 2 ** 30 - 1));
   });
 }
 
@@ -121,6 +129,27 @@ describe('encodeSpeech without a process', () => {
     }
   });
 
+  it("both mp3 codecs, the system's LAME and LAME in WebAssembly, load and give ffmpeg's frames", async () => {
+    expect(await prepareInProcessEncoding()).toEqual({ mp3: 'native', ogg: 'wasm' });
+    const theirs = path.join(dir, 'reference.mp3');
+    await encodePcm(ffmpeg, Readable.from([Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength)]), speech.sampleRate, { encoding: 'mp3', speed: 1, output: theirs });
+    const reference = await readFile(theirs);
+    for (const [name, source] of [['native', await nativeLame()], ['wasm', await wasmCodec('mp3')]] as Array<[string, CodecSource | undefined]>) {
+      if (!source?.lame) throw new Error(`no ${name} LAME`);
+      const codec = await source.acquire();
+      codec.start(speech.sampleRate);
+      const frames = Buffer.concat([codec.encode(speech.samples), codec.finish()]);
+      codec.release(true);
+      const file = path.join(dir, `${name}.mp3`);
+      await writeFile(file, withInfoFrame(frames, { samples: speech.samples.length, encoderDelay: source.lame.delay, encoder: source.lame.encoder }));
+      expect(await decodeErrors(file), name).toBe('');
+      expect(await lameTag(file), name).toEqual({ ...(await lameTag(theirs)), tagCrc: true });
+      expect(snr(speech.samples, await decode(file)), name).toBeGreaterThan(snr(speech.samples, await decode(theirs)) - 0.5);
+      // The same library with the same settings on the same samples: ffmpeg's frames, byte for byte.
+      if (name === 'native') expect(frames.equals(reference.subarray(reference.length - frames.length)), name).toBe(true);
+    }
+  });
+
   it.each([8000, 11_025, 16_000, 24_000, 32_000, 44_100, 48_000])('mp3 and ogg at %i Hz (MPEG-1, 2 and 2.5 frames)', async (rate) => {
     const tone = speechOf(sweep(rate, 3.3), rate);
     for (const encoding of ['mp3', 'ogg'] as const) {
@@ -130,6 +159,17 @@ describe('encodeSpeech without a process', () => {
       expect((await decode(file)).length).toBe(tone.samples.length);
       expect(Math.abs((await audioDuration(file, encoding)) - (await probe(file)).duration)).toBeLessThan(0.001);
     }
+  });
+
+  it('an ogg of one audio page: within a Vorbis block of its length, as ffmpeg writes it', async () => {
+    // The page's granule ends the stream early, or starts it late: decoders differ (Vorbis I §A.2), ffmpeg's included.
+    const blip = speechOf(speech.samples.subarray(0, Math.round(0.3 * speech.sampleRate)), speech.sampleRate);
+    const { file, processes } = await encode('blip.ogg', blip, { encoding: 'ogg', speed: 1 });
+    expect(processes).toBe(0);
+    const theirs = path.join(dir, 'blip-ffmpeg.ogg');
+    await encodePcm(ffmpeg, Readable.from([Buffer.from(blip.samples.buffer, blip.samples.byteOffset, blip.samples.byteLength)]), blip.sampleRate, { encoding: 'ogg', speed: 1, output: theirs });
+    for (const written of [file, theirs]) expect(Math.abs((await decode(written)).length - blip.samples.length)).toBeLessThanOrEqual(256);
+    expect(await audioDuration(file, 'ogg')).toBeCloseTo(blip.duration, 6);
   });
 
   it('gives a stream the bytes and ends it', async () => {
@@ -179,7 +219,8 @@ describe('encodeSpeech through ffmpeg', () => {
     const long = speechOf(samples, speech.sampleRate);
     for (const encoding of ['wav', 'mp3', 'ogg'] as const) {
       const { file, processes } = await encode(`long.${encoding}`, long, { encoding, speed: 1 });
-      expect(processes, encoding).toBe(encoding === 'wav' ? 0 : 1);
+      if (encoding === 'wav') expect(processes).toBe(0);
+      else expect(processes, encoding).toBeGreaterThan(0);
       expect(Math.abs((await audioDuration(file, encoding)) - (await probe(file)).duration)).toBeLessThan(0.001);
     }
   });

@@ -5,16 +5,19 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { AppError, abortError } from '../../errors.js';
 import { storageFailed } from '../../storage/storage.js';
 import type { Speech } from '../speech.js';
+import type { CodecKind, CodecSource } from './codec.js';
 import { MP3_SAMPLE_RATES, withInfoFrame } from './mp3-info-frame.js';
-import { LAME_ENCODER_DELAY, LAME_VERSION, wasmCodecPool, type WasmCodec } from './wasm-codecs.js';
+import { nativeLame } from './native-lame.js';
+import { wasmCodec } from './wasm-codecs.js';
 
 /**
- * Encodes that need no process: WAV written here, mp3 and Ogg Vorbis through LAME and libvorbis in WebAssembly
- * (wasm-codecs.ts), for speech at its own rate and speed with no loudness target (those need ffmpeg's filters).
+ * Encodes that need no process, for speech at its own rate and speed with no loudness target (those need ffmpeg's
+ * filters): WAV written here; mp3 through the system's LAME (native-lame.ts), else LAME in WebAssembly; Ogg Vorbis
+ * through libvorbis in WebAssembly (wasm-codecs.ts). A codec that cannot be loaded leaves its encodes to ffmpeg.
  *
- * mp3 and ogg only up to IN_PROCESS_MAX_SECONDS: the WebAssembly codecs take about 1.4× the CPU of ffmpeg's native
- * ones (some 5 ms a second of speech here), so past about 30 s ffmpeg's start (~50 ms of CPU) is paid back, and
- * ffmpeg works on another core while this one would hold the event loop.
+ * mp3 and ogg only up to IN_PROCESS_MAX_SECONDS: encoding here holds the event loop's thread (in slices), while
+ * ffmpeg works on another core, and the WebAssembly codecs take 1.3–1.5× the CPU of native ones (some 5 ms a second
+ * of speech here, against 3.5); ffmpeg's start (~85 ms of CPU with its launcher) is paid back well before 30 s.
  */
 export const IN_PROCESS_MAX_SECONDS = 30;
 /** Seconds of speech encoded between two turns of the event loop (a few milliseconds of CPU). */
@@ -31,7 +34,7 @@ export interface InProcessJob {
 }
 
 /** The codec that would encode `job` in process, if one would. */
-export function inProcessCodec(speech: Speech, job: InProcessJob): 'wav' | WasmCodec | undefined {
+export function inProcessCodec(speech: Speech, job: InProcessJob): 'wav' | CodecKind | undefined {
   if (job.speed !== 1 || job.loudness !== undefined || (job.sampleRate !== undefined && job.sampleRate !== speech.sampleRate)) return undefined;
   if (speech.samples.length === 0) return undefined;
   // WAV is little-endian, and so is an Int16Array on every machine voxreel is built for; a big-endian one uses ffmpeg.
@@ -40,6 +43,21 @@ export function inProcessCodec(speech: Speech, job: InProcessJob): 'wav' | WasmC
   if (job.encoding === 'mp3' && MP3_SAMPLE_RATES.has(speech.sampleRate)) return 'mp3';
   if (job.encoding === 'ogg') return 'ogg';
   return undefined;
+}
+
+/**
+ * Loads and checks the codecs now (some 60 ms of CPU for a WebAssembly one), so that the first short mp3 or ogg does
+ * not wait for it; says where each comes from (undefined: its encodes go to ffmpeg).
+ */
+export async function prepareInProcessEncoding(): Promise<{ mp3: 'native' | 'wasm' | undefined; ogg: 'wasm' | undefined }> {
+  const [native, ogg] = await Promise.all([nativeLame(), wasmCodec('ogg')]);
+  const mp3 = native ? 'native' : (await wasmCodec('mp3')) ? 'wasm' : undefined;
+  return { mp3, ogg: ogg ? 'wasm' : undefined };
+}
+
+/** Where each codec comes from: the system's LAME before the WebAssembly one. */
+async function codecSource(codec: CodecKind): Promise<CodecSource | undefined> {
+  return codec === 'mp3' ? ((await nativeLame()) ?? wasmCodec('mp3')) : wasmCodec('ogg');
 }
 
 /**
@@ -68,13 +86,13 @@ export async function encodeInProcess(speech: Speech, job: InProcessJob): Promis
   return true;
 }
 
-async function encodeSliced(codec: WasmCodec, speech: Speech, job: InProcessJob): Promise<Buffer | undefined> {
-  const pool = await wasmCodecPool(codec);
-  if (!pool) return undefined;
+async function encodeSliced(codec: CodecKind, speech: Speech, job: InProcessJob): Promise<Buffer | undefined> {
+  const source = await codecSource(codec);
+  if (!source) return undefined;
   const { samples, sampleRate } = speech;
   const deadline = job.timeoutMs ? performance.now() + job.timeoutMs : Infinity;
-  const encoder = await pool.acquire();
-  // configure() starts an encoder afresh, so one whose encode was stopped is reused; one that threw is dropped.
+  const encoder = await source.acquire();
+  // A codec starts afresh at start(), so one whose encode was stopped is reused; one that threw is dropped.
   let threw = false;
   const call = <T>(step: () => T): T => {
     try {
@@ -87,12 +105,10 @@ async function encodeSliced(codec: WasmCodec, speech: Speech, job: InProcessJob)
   try {
     call(() => encoder.start(sampleRate));
     const slice = Math.round(SLICE_SECONDS * sampleRate);
-    const floats = new Float32Array(slice);
     const pieces: Buffer[] = [];
     for (let start = 0; start < samples.length; start += slice) {
-      const count = Math.min(slice, samples.length - start);
-      for (let i = 0; i < count; i += 1) floats[i] = (samples[start + i] ?? 0) / 32768;
-      pieces.push(call(() => encoder.encode(floats.subarray(0, count))));
+      const part = samples.subarray(start, start + slice);
+      pieces.push(call(() => encoder.encode(part)));
       // Other requests get the event loop between slices.
       await turn();
       if (job.signal?.aborted) throw abortError(job.signal.reason);
@@ -100,7 +116,7 @@ async function encodeSliced(codec: WasmCodec, speech: Speech, job: InProcessJob)
     }
     pieces.push(call(() => encoder.finish()));
     const encoded = Buffer.concat(pieces);
-    return codec === 'mp3' ? withInfoFrame(encoded, { samples: samples.length, encoderDelay: LAME_ENCODER_DELAY, encoder: LAME_VERSION }) : encoded;
+    return source.lame ? withInfoFrame(encoded, { samples: samples.length, encoderDelay: source.lame.delay, encoder: source.lame.encoder }) : encoded;
   } finally {
     encoder.release(!threw);
   }
