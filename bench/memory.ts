@@ -32,8 +32,8 @@ function kb(status: string | undefined, field: 'VmHWM' | 'VmRSS'): number | unde
   return match ? Number(match[1]) : undefined;
 }
 
-/** Every live descendant of `root`, with its kind and its peak resident memory so far (VmHWM, kB). */
-export function descendants(root: number): Array<{ pid: number; kind: ChildKind; hwmKb: number }> {
+/** Every live descendant of `root`, with its kind, its resident memory now (VmRSS) and its peak so far (VmHWM), kB. */
+export function descendants(root: number): Array<{ pid: number; kind: ChildKind; hwmKb: number; rssKb: number }> {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -42,16 +42,17 @@ export function descendants(root: number): Array<{ pid: number; kind: ChildKind;
     const ppid = stat && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     if (ppid) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
-  const found: Array<{ pid: number; kind: ChildKind; hwmKb: number }> = [];
+  const found: Array<{ pid: number; kind: ChildKind; hwmKb: number; rssKb: number }> = [];
   const rootCommandLine = readProc(root, 'cmdline');
   const pending = [...(children.get(root) ?? [])];
   for (let pid = pending.shift(); pid !== undefined; pid = pending.shift()) {
     pending.push(...(children.get(pid) ?? []));
-    const hwmKb = kb(readProc(pid, 'status'), 'VmHWM');
+    const status = readProc(pid, 'status');
+    const hwmKb = kb(status, 'VmHWM');
     const commandLine = readProc(pid, 'cmdline');
     // A child caught between fork and exec still shows the parent's command line: not a process of its own yet.
     if (hwmKb === undefined || !commandLine || commandLine === rootCommandLine) continue;
-    found.push({ pid, kind: kindOf(commandLine.replaceAll('\0', ' ')), hwmKb });
+    found.push({ pid, kind: kindOf(commandLine.replaceAll('\0', ' ')), hwmKb, rssKb: kb(status, 'VmRSS') ?? 0 });
   }
   return found;
 }

@@ -1,3 +1,5 @@
+import { firstMinuteSection } from './first-minute-report.js';
+import { mb, spread, table, time } from './markdown.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +8,7 @@ import type { MemoryJob } from './memory-pass.js';
 import type { Results } from './run.js';
 import type { Latency, ScaleRate, ScaleResult } from './scale.js';
 import type { SpeechRow } from './speech.js';
-import type { LinearFit, Timings } from './stats.js';
+import type { LinearFit } from './stats.js';
 import { PORTRAIT } from './video.js';
 import { NEURAL_VOICE } from './voices.js';
 import { answersOf, slowestOf, type WorstCaseRow } from './worst-case.js';
@@ -30,22 +32,6 @@ export async function publish(results: Results): Promise<void> {
     console.warn('README.md has no <!-- bench:performance:start/end --> markers: its Performance section was not updated');
   }
   console.log('wrote BENCHMARKS.json, BENCHMARKS.md and README.md (Performance)');
-}
-
-function time(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
-}
-
-function spread(value: Timings): string {
-  return `${time(value.p50)} (${time(value.min)}–${time(value.max)})`;
-}
-
-function table(header: readonly string[], rows: ReadonlyArray<readonly (string | number)[]>): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
-}
-
-function mb(value: number | null | undefined): string {
-  return value === null || value === undefined ? '–' : `${value} MB`;
 }
 
 export function benchmarksMarkdown(results: Results, notes: string): string {
@@ -82,6 +68,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
       results.targets.map((target) => [target.description, `${target.value} ${target.unit}`, target.target, target.pass ? '**PASS**' : '**FAIL**']),
     ),
     '',
+    ...firstMinuteSection(results.firstMinute),
     ...ttsSection(results),
     ...worstCaseSection(results),
     ...throughputSection(results),

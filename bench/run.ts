@@ -7,10 +7,12 @@
  *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
  *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureFirstMinute, type FirstMinuteResult } from './first-minute.js';
 import { measureMemory, type MemoryResult } from './memory-pass.js';
 import { peaksByKind } from './memory.js';
 import { machineFacts, sourceFingerprint, type MachineFacts } from './machine.js';
@@ -30,7 +32,7 @@ import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
+const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -44,6 +46,7 @@ const PLANS = {
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
     scale: { levels: [1, 2, 4], rounds: 3, ttsSeconds: 4, videosPerWorker: 2, videoSeconds: 60, latencyRuns: 40 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
+    firstMinute: { startRuns: 5, voices: ['piper:en_US-joe-medium', 'espeak-ng:en-us', 'flite:slt', 'festival:slt-hts', 'rhvoice:slt'], pathRuns: 15, pathVoice: VOICE },
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
@@ -62,6 +65,7 @@ const PLANS = {
     // One round of one and two workers, a short video each.
     scale: { levels: [1, 2], rounds: 1, ttsSeconds: 2, videosPerWorker: 1, videoSeconds: 15, latencyRuns: 10 },
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
+    firstMinute: { startRuns: 1, voices: ['piper:en_US-joe-medium'], pathRuns: 3, pathVoice: VOICE },
     processStartRuns: 2,
     spawnBallastMb: [0, 200],
     warmUpRounds: 1,
@@ -89,6 +93,7 @@ export interface Results {
   worstCases: WorstCaseRow[];
   voices: VoicesResult | null;
   scale: ScaleResult | null;
+  firstMinute: FirstMinuteResult | null;
 }
 
 async function main(): Promise<void> {
@@ -105,6 +110,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }, plan.deadlineMinutes * 60_000).unref();
 
+  // The service runs as users run it, from dist/: built first when src/ has changed since.
+  execFileSync(process.execPath, [path.join(import.meta.dirname, '../script/build.mjs'), '--if-stale'], { stdio: 'inherit' });
   const started = Date.now();
   const loadStart = os.loadavg();
   const sourceAtStart = await sourceFingerprint();
@@ -125,6 +132,7 @@ async function main(): Promise<void> {
     worstCases: [],
     voices: null,
     scale: null,
+    firstMinute: null,
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -137,6 +145,10 @@ async function main(): Promise<void> {
     console.log(`  (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
   };
   try {
+    // Before the timed server is busy: fresh servers of their own, the machine otherwise quiet.
+    await section('first-minute', 'issue 20: the first minute (start, first requests, memory, the short path against the baseline commit, start under load)', async () => {
+      results.firstMinute = await measureFirstMinute(plan.firstMinute);
+    });
     await warmUp(service, raw, workDir, plan.warmUpRounds);
     serverPeakAfterMb['start-up and warm-up'] = await serverPeakMb();
     await section('tts', '/tts, service and raw pipeline interleaved', async () => {

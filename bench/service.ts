@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { textOf } from './texts.js';
-import { startServer, startWorker, type RunningServer } from '../test/helpers/server-process.js';
+import { startServer, startWorker, type RunningServer, type StartOptions } from '../test/helpers/server-process.js';
 
 /** Longest any single request may take before the benchmark gives up on it. */
 const REQUEST_TIMEOUT_MS = 180_000;
@@ -19,17 +19,17 @@ export interface Service {
 export const CACHES_OFF = { CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' };
 
 /**
- * `npm start`'s command as a real process on a free loopback port (test/helpers/server-process.ts), configured as shipped
+ * `npm start`'s command (the compiled build) as a real process on a free loopback port (test/helpers/server-process.ts), configured as shipped
  * (LOG_LEVEL info, CONCURRENCY = cores) except: its own temporary OUTPUT_DIR, no rate limit and no per-client caps
  * (the benchmark is one client standing in for many), and CACHES_OFF (the sections repeat identical requests).
  */
-export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  return managed(await startServer({ RATE_LIMIT_MAX: '0', CLIENT_MAX_JOBS: '0', CLIENT_CHARACTERS_PER_WINDOW: '0', ...CACHES_OFF, ...env }));
+export async function startService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<Service> {
+  return managed(await startServer({ RATE_LIMIT_MAX: '0', CLIENT_MAX_JOBS: '0', CLIENT_CHARACTERS_PER_WINDOW: '0', ...CACHES_OFF, ...env }, { build: 'compiled', ...options }));
 }
 
 /** `voxreel worker` as a real process (test/helpers/server-process.ts), stopped as the server is. */
 export async function startWorkerService(env: Record<string, string>): Promise<Service> {
-  return managed(await startWorker(env));
+  return managed(await startWorker(env, { build: 'compiled' }));
 }
 
 function managed(server: RunningServer): Service {

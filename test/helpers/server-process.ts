@@ -25,6 +25,8 @@ export interface StartOptions {
   build?: Build;
   /** Time to wait for its ready line (a loaded machine starts slowly); default 30 s. */
   timeoutMs?: number;
+  /** The checkout to run (another commit's, for comparisons); default this one. */
+  cwd?: string;
 }
 
 /** Starts the API as a real process on a free loopback port and waits until it listens. */
@@ -45,6 +47,7 @@ async function startService(command: 'serve' | 'worker', readyMessage: string, e
   const timeoutMs = options.timeoutMs ?? 30_000;
   // The start-up voice is warmed only where a test asks for it: loading a model costs every other test time.
   const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', WARM_VOICE: 'none', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
