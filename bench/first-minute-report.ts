@@ -40,5 +40,15 @@ export function firstMinuteSection(result: FirstMinuteResult | null): string[] {
     `Two APIs and two workers (Redis) started at once while a busy loop runs on every core: ${result.underLoad.ready} of ` +
       `${result.underLoad.of} ready (start-up voice warm) in ${result.underLoad.seconds} s.`,
     '',
+    ...(result.piper.measured
+      ? [
+          `Piper against PyPI's piper-tts 1.8 (one Python process, voice loaded first) on \`${result.piper.voice}\`, the same ` +
+            `${result.piper.characters}-character narration, two sentences in flight, sides alternated: voxreel at ` +
+            `**${result.piper.ratio.p50}×** piper-tts's speed (runs ${result.piper.ratio.runs.join(', ')}); first audio of a short ` +
+            `sentence ${time(result.piper.firstAudio.voxreel.p50)} (piper-tts ${time(result.piper.firstAudio.piperTts.p50)}); resident ` +
+            `memory after the runs: voxreel's Piper process ${mb(result.piper.memory.voxreelHostsMb)}, piper-tts ${mb(result.piper.memory.piperTtsMb)}.`,
+          '',
+        ]
+      : [`Piper against piper-tts: not measured (${result.piper.reason}).`, '']),
   ];
 }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { startServer, startWorker, type RunningServer } from '../test/helpers/server-process.js';
 import { descendants, type ChildKind } from './memory.js';
+import { comparePiper, installPiperTts, type PiperComparison } from './piper-compare.js';
 import { CACHES_OFF, postOk, procStatusKb, startService, type Service } from './service.js';
 import { round, timings, type Timings } from './stats.js';
 import { textOf } from './texts.js';
@@ -46,6 +47,8 @@ export interface FirstMinuteResult {
   paths: PathComparison[];
   /** Two APIs and two workers started at once while every core runs a busy loop. */
   underLoad: { seconds: number; ready: number; of: number };
+  /** The Piper engine against PyPI's piper-tts on the same model and text (bench/piper-compare.ts). */
+  piper: PiperComparison;
 }
 
 const STARTUP_ENV = { ...CACHES_OFF, WARM_VOICE: 'auto' };
@@ -171,5 +174,10 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
   const paths = await comparePaths(options.pathVoice, options.pathRuns);
   const underLoad = await startUnderLoad();
   console.log(`  four processes under a CPU hog: ${underLoad.ready} of ${underLoad.of} ready in ${underLoad.seconds} s`);
-  return { listeningMs: timings(listening), readyMs: timings(ready), warmVoice, firstRequests, idle, peakMb, paths, underLoad };
+  const piper = await installPiperTts().then(
+    (python) => comparePiper({ python }),
+    (error: unknown): PiperComparison => ({ measured: false, reason: `piper-tts could not be installed: ${String(error)}` }),
+  );
+  if (piper.measured) console.log(`  Piper: ${piper.ratio.p50}× piper-tts's speed; first audio ${piper.firstAudio.voxreel.p50} ms (piper-tts ${piper.firstAudio.piperTts.p50} ms)`);
+  return { listeningMs: timings(listening), readyMs: timings(ready), warmVoice, firstRequests, idle, peakMb, paths, underLoad, piper };
 }

@@ -39,6 +39,10 @@ export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'v
       add(`no-slower-${row.label.startsWith('/tts-video') ? 'video' : 'tts-5000'}`, `${row.label}, p50 now / before (same run)`, row.ratio, '×', 1.1, '≤ 1.1 (no slower, within noise)');
     }
     add('start-under-load', 'processes ready of 4 started at once under a CPU hog', first.underLoad.ready, 'of 4', 4, '4', 'at least');
+    if (first.piper.measured) {
+      add('piper-vs-piper-tts', "Piper speed / piper-tts's on the same model and text", first.piper.ratio.p50, '×', 1.1, '≥ 1.1', 'at least');
+      add('piper-first-audio', 'Piper first audio of a short sentence, p50', first.piper.firstAudio.voxreel.p50, 'ms', 150, '≤ 150 ms');
+    }
   }
   const tts = (characters: number) => results.tts.find((row) => row.characters === characters);
   const short = tts(200);

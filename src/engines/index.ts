@@ -119,8 +119,10 @@ export async function warmVoice(engines: EngineRegistry, choice: string): Promis
   return voice.id;
 }
 
+/** The first line of what went wrong, the underlying cause where the error wraps one (a host's start). */
 function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] as string;
 }
 
 class Registry implements EngineRegistry {

@@ -312,17 +312,70 @@ describe.runIf(installed)('Piper engine', () => {
     running();
   });
 
-  it('stops a hung host at the deadline, then speaks again', async () => {
+  it('runs several jobs at once in its one process, the model loaded once', async () => {
+    const [pid] = running();
+    const sentences = ['One sentence here.', 'Another one there.', 'A third, a little longer than the others.', 'And the last.'];
+    const chunks = await Promise.all(sentences.map((sentence) => engine.synthesize(VOICE, sentence)));
+    for (const [index, chunk] of chunks.entries()) expect(chunk.words?.map((word) => word.word)).toEqual(wordsOf(sentences[index] as string));
+    expect(running()).toEqual([pid]);
+    expect(await engine.hostStats()).toMatchObject({ pid, loads: 1 });
+  });
+
+  it('answers a job given up at once, and keeps the process and the other jobs in it', async () => {
+    const [pid] = running();
+    const controller = new AbortController();
+    const long = engine.synthesize(VOICE, LONG_SENTENCE, { signal: controller.signal });
+    const short = engine.synthesize(VOICE, SENTENCE);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const aborted = Date.now();
+    controller.abort(cancelReason('CLIENT_CLOSED'));
+    expect((await failureOf(long)).code).toBe('CLIENT_CLOSED');
+    expect(Date.now() - aborted).toBeLessThan(100);
+    expect(seconds(await short)).toBeGreaterThan(3);
+    expect(rms((await engine.synthesize(VOICE, 'Still the same process.')).samples)).toBeGreaterThan(0.05);
+    expect(running()).toEqual([pid]);
+  });
+
+  it('stops a hung host at the deadline, failing the jobs in it, then speaks again', async () => {
     const before = running();
+    const bystander = failureOf(engine.synthesize(VOICE, SENTENCE));
     const controller = new AbortController();
     const deadline = setTimeout(() => controller.abort(cancelReason('JOB_TIMEOUT')), 1500);
     const started = Date.now();
     expect((await failureOf(engine.synthesize(VOICE, 'FAULT:hang', { signal: controller.signal }))).code).toBe('JOB_TIMEOUT');
     clearTimeout(deadline);
     expect(Date.now() - started).toBeLessThan(5000);
+    // Its event loop is stuck: it answers nothing more, and is killed a few seconds later.
     await vi.waitFor(() => expect(before.filter(isAlive)).toEqual([]), { timeout: 5000 });
+    expect((await bystander).code).toBe('ENGINE_FAILED');
     expect(rms((await engine.synthesize(VOICE, 'Still here.')).samples)).toBeGreaterThan(0.05);
     running();
+  });
+});
+
+describe.runIf(installed)('Piper engine, a job the host cannot do', () => {
+  const dir = useTempDir('voxreel-piper-voice-');
+  let engine: PiperEngine | undefined;
+
+  afterAll(() => engine?.close());
+
+  it('fails that job alone; the process finishes the others, then gives way to a new one', async () => {
+    await symlink(MODEL, path.join(dir, 'en_US-joe-medium.onnx'));
+    await copyFile(`${MODEL}.json`, path.join(dir, 'en_US-joe-medium.onnx.json'));
+    const config = JSON.parse(await readFile(`${MODEL}.json`, 'utf8')) as { espeak: { voice: string } };
+    config.espeak.voice = 'xx-nowhere';
+    await symlink(MODEL, path.join(dir, 'en_US-lost-medium.onnx'));
+    await writeFile(path.join(dir, 'en_US-lost-medium.onnx.json'), JSON.stringify(config));
+    engine = await PiperEngine.create({ voicesDir: dir, poolSize: 2 });
+    const before = engine.pids();
+    const good = engine.synthesize(VOICE, LONG_SENTENCE);
+    const lost = await failureOf(engine.synthesize('piper:en_US-lost-medium', SENTENCE));
+    expect(lost.code).toBe('ENGINE_FAILED');
+    expect(String((lost.cause as Error).message)).toContain('xx-nowhere');
+    expect(seconds(await good)).toBeGreaterThan(18);
+    await vi.waitFor(() => expect(before.filter(isAlive)).toEqual([]), { timeout: 5000 });
+    expect(rms((await engine.synthesize(VOICE, 'A new process.')).samples)).toBeGreaterThan(0.05);
+    expect(engine.pids()).toHaveLength(1);
   });
 });
 

@@ -8,7 +8,7 @@ describe('operations routes', () => {
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: true } });
+    expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, warm: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: true } });
   });
 
   it('/readyz answers 503 when free disk space falls below MIN_FREE_DISK_MB', async () => {

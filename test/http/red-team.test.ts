@@ -322,16 +322,21 @@ describe('4. retention shorter than a job', () => {
 
   it('does not sweep files still being made, and sweeps published ones once they are older', async () => {
     const started = performance.now();
+    // Each answer read as it arrives: one left unread past the server's keep-alive timeout is cut off with its connection.
+    const answer = async (response: Promise<Response>) => {
+      const done = await response;
+      return { status: done.status, body: (await done.json()) as { url: string; captionsUrl: string; srtUrl: string } };
+    };
     const [video, audio] = await Promise.all([
       // Its captions are written before the render finishes, or after: either way the sweep must spare them.
-      post(server(), '/tts-video', LONG_VIDEO),
-      post(server(), '/tts', { text: LONG_TEXT, voice: 'flite:slt', format: 'ogg', timestamps: true }),
+      answer(post(server(), '/tts-video', LONG_VIDEO)),
+      answer(post(server(), '/tts', { text: LONG_TEXT, voice: 'flite:slt', format: 'ogg', timestamps: true })),
     ]);
     const elapsedMs = performance.now() - started;
     expect(elapsedMs, 'the jobs outlast the retention period').toBeGreaterThan(RETENTION_MS);
     expect([video.status, audio.status]).toEqual([200, 200]);
-    const { url, captionsUrl } = (await video.json()) as { url: string; captionsUrl: string };
-    const { url: audioUrl, captionsUrl: vttUrl, srtUrl } = (await audio.json()) as { url: string; captionsUrl: string; srtUrl: string };
+    const { url, captionsUrl } = video.body;
+    const { url: audioUrl, captionsUrl: vttUrl, srtUrl } = audio.body;
     const published = [url, captionsUrl, audioUrl, vttUrl, srtUrl].map((fileUrl) => fileOf(server(), fileUrl));
     await expect.poll(() => published.filter((file) => existsSync(file)), { timeout: 6000 }).toEqual([]);
     expect(await publishedFiles(server())).toEqual([]);

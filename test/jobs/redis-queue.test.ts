@@ -59,7 +59,7 @@ describe('jobs queued in Redis', () => {
 
   /** A worker on the same queue and OUTPUT_DIR as the API. */
   async function startWorker(): Promise<RunningWorker> {
-    const config = loadConfig({ ...env(), OUTPUT_DIR: api.outputDir, LOG_LEVEL: 'silent' });
+    const config = loadConfig({ ...env(), OUTPUT_DIR: api.outputDir, LOG_LEVEL: 'silent', WARM_VOICE: 'espeak-ng:en-us' });
     const worker = await openWorker({ ...config, redisUrl: redis.url }, LOG);
     workers.push(worker);
     return worker;

@@ -82,7 +82,7 @@ describe('the service', () => {
     it('/readyz shows splicer: false and the service stays ready', async () => {
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
-      expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: false } });
+      expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, warm: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: false } });
     });
 
     it('still makes videos, the plain way', async () => {

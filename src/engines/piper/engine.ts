@@ -1,9 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { NodeHost, hostModulePath } from '../hosts/node-host.js';
+import { hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { HostPool } from '../hosts/host-pool.js';
+import { SharedHost } from '../hosts/shared-host.js';
 import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
@@ -11,12 +12,14 @@ import { piperWordTimings } from './words.js';
 export interface PiperEngineOptions {
   /** Where the voices are (`<voice>.onnx` with `<voice>.onnx.json`, in any subfolder); none: no voices. */
   voicesDir?: string;
-  /** Processes at most, each running one job at a time on one core. */
+  /** Cores one inference may use (its threads, at most the machine's); one process runs every job, one inference at a time. */
   poolSize: number;
-  /** Processes kept started ahead of demand (each loads a voice on its first job for it). */
+  /** 1: the process is started ahead of demand (it loads a voice on its first job for it); 0: on the first job. */
   warm?: 0 | 1;
   /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
   jobTimeoutMs?: number;
+  /** How long its process may take to start; a start that misses it is tried once more. */
+  startTimeoutMs?: number;
   /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
   tempDir?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
@@ -35,32 +38,56 @@ export interface PiperHostStats {
   rssBytes: number;
 }
 
-/** Piper neural voices (VITS models on onnxruntime, phonemes from eSpeak NG) in a pool of child processes. */
+/** Tells each process a voice's spec with its first job for that voice only; a job names the voice by its model path. */
+function describeOnce(job: PiperJob, told: Set<string>): PiperJob {
+  if (job.kind !== 'synthesize' || !job.model) return job;
+  if (!told.has(job.voice)) {
+    told.add(job.voice);
+    return job;
+  }
+  const known = { ...job };
+  delete known.model;
+  return known;
+}
+
+/**
+ * Piper neural voices (VITS models on onnxruntime, phonemes from eSpeak NG) in one child process that loads each
+ * voice once and takes every job, several at once (see piper-host.ts).
+ */
 export class PiperEngine implements Engine {
   readonly name = PIPER_ENGINE;
+  private nextTicket = 1;
 
   private constructor(
     private readonly catalog: PiperVoiceCatalog,
-    private readonly pool: HostPool<PiperJob, PiperResult>,
+    private readonly host: SharedHost<PiperJob, PiperResult>,
   ) {}
 
   /** Lists the installed voices; without any, no process is ever started. */
   static async create(options: PiperEngineOptions): Promise<PiperEngine> {
     const catalog = await PiperVoiceCatalog.scan(options.voicesDir);
-    const module = options.hostModule ?? hostModulePath('piper-host', import.meta.url);
-    const pool = new HostPool<PiperJob, PiperResult>({
-      size: options.poolSize,
-      warm: catalog.size > 0 ? (options.warm ?? 1) : 0,
+    const threads = Math.max(1, Math.min(options.poolSize, availableParallelism()));
+    const host = new SharedHost<PiperJob, PiperResult>({
+      module: options.hostModule ?? hostModulePath('piper-host', import.meta.url),
+      args: [String(threads)],
+      isResult: isPiperResult,
+      execArgv: HOST_EXEC_ARGV,
+      tempDir: options.tempDir,
+      startTimeoutMs: options.startTimeoutMs,
       jobTimeoutMs: options.jobTimeoutMs,
-      start: () => NodeHost.start<PiperJob, PiperResult>({ module, isResult: isPiperResult, execArgv: HOST_EXEC_ARGV, tempDir: options.tempDir }),
+      ping: { kind: 'stats' },
+      cancel: (job) => (job.kind === 'synthesize' ? { kind: 'cancel', ticket: job.ticket } : undefined),
+      prepare: describeOnce,
     });
-    try {
-      await pool.warmUp();
-    } catch (error) {
-      await pool.close();
-      throw error;
+    if (catalog.size > 0 && (options.warm ?? 1) === 1) {
+      try {
+        await host.warmUp();
+      } catch (error) {
+        await host.close();
+        throw error;
+      }
     }
-    return new PiperEngine(catalog, pool);
+    return new PiperEngine(catalog, host);
   }
 
   listVoices(): Promise<Voice[]> {
@@ -80,12 +107,14 @@ export class PiperEngine implements Engine {
     const source = sanitizeText(text);
     const job: PiperJob = {
       kind: 'synthesize',
+      ticket: this.nextTicket++,
+      voice: choice.model.modelPath,
       model: choice.model,
       speakerId: choice.speakerId,
       text: source,
       lengthScale: choice.model.scales.length / speed,
     };
-    const result = await this.pool.run(job, options);
+    const result = await this.host.run(job, options);
     if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'Piper answered with something else than speech.' });
     return {
       samples: result.samples,
@@ -94,20 +123,20 @@ export class PiperEngine implements Engine {
     };
   }
 
-  /** What one host process holds (whichever takes the job; with a pool of one, the only one). */
+  /** What the host process holds (starting it if none runs). */
   async hostStats(options: SynthesizeOptions = {}): Promise<PiperHostStats> {
-    const result = await this.pool.run({ kind: 'stats' }, options);
+    const result = await this.host.run({ kind: 'stats' }, options);
     if (result.kind !== 'stats') throw new AppError('ENGINE_FAILED', { message: 'Piper answered with something else than its stats.' });
     const { pid, loads, models, rssBytes } = result;
     return { pid, loads, models, rssBytes };
   }
 
   close(): Promise<void> {
-    return this.pool.close();
+    return this.host.close();
   }
 
-  /** PIDs of the engine's child processes (diagnostics, tests). */
+  /** PIDs of the engine's child processes (diagnostics, tests): one, and any being replaced. */
   pids(): number[] {
-    return this.pool.pids();
+    return this.host.pids();
   }
 }

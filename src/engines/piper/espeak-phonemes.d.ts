@@ -9,6 +9,8 @@ declare module '@echogarden/espeak-ng-emscripten' {
      * free, the clauses joined by ` | `, the phonemes of a word by `_`.
      */
     text_to_phonemes(text: string, useIpa: number): object;
+    /** Words per minute, 80 to 450 (espeakRATE); kept across set_voice(). */
+    set_rate(rate: number): void;
   }
 
   interface EspeakModule {

@@ -49,6 +49,11 @@ const TERMINATORS: Record<string, string> = { '.': '.', '?': '?', '!': '!', ',':
 /** After these Piper adds a space: the sentence goes on. */
 export const PAUSES: ReadonlySet<string> = new Set([',', ':', ';']);
 const SPEAKABLE = /[\p{L}\p{N}\p{M}]/u;
+/**
+ * eSpeak's fastest rate: the event pass makes 2.6 times less audio to drop (about 2.3 times faster), and gives the
+ * same clauses, words and phonemes (checked on 215 texts in English, German, French, Spanish and Russian).
+ */
+const EVENT_PASS_RATE = 450;
 
 /** Piper's terminator for the clause that ends before `end`: the first mark in the run of non-letters before it. */
 export function clauseTerminator(text: string, end: number): string {
@@ -115,7 +120,9 @@ export class Phonemizer {
 
   static async create(): Promise<Phonemizer> {
     const espeak = await createEspeakModule();
-    return new Phonemizer(espeak, new espeak.eSpeakNGWorker());
+    const worker = new espeak.eSpeakNGWorker();
+    worker.set_rate(EVENT_PASS_RATE);
+    return new Phonemizer(espeak, worker);
   }
 
   /** `text` must have gone through sanitizeText(); `voice` is the config's espeak.voice. */

@@ -1,53 +1,105 @@
-// Child process entry: eSpeak NG for the phonemes, and one onnxruntime session per voice, loaded on the voice's
-// first job and kept for the next ones (the most recently used few).
+// Child process entry: eSpeak NG phonemizes on this thread while onnxruntime infers on one inference thread, so
+// one process runs every job of the engine, several at once; each voice's session (the most recently used few) is
+// loaded on the voice's first job and kept for the next ones.
 import { serveJobs } from '../hosts/host-runtime.js';
-import { PiperModel } from './model.js';
+import { InferenceThread } from './inference.js';
 import { Phonemizer } from './phonemizer.js';
 import type { PiperJob, PiperModelSpec, PiperResult } from './protocol.js';
-import { speak } from './synthesis.js';
+import { speak, type VoiceModel } from './synthesis.js';
 
 /** Sessions kept per process: each holds its model's weights (60 to 120 MB) and onnxruntime's buffers. */
 const MAX_MODELS = 2;
 const WARM_UP_TEXT = 'The quick brown fox jumps over the lazy dog, twice.';
 const PHONEMIZER_WARM_UP_ROUNDS = 3;
+const THREAD_FAILED_EXIT_CODE = 70;
 
+/** A voice's session while this process keeps it, and the jobs using it (a dropped voice is released after its last). */
+interface Kept {
+  model: Promise<VoiceModel>;
+  users: number;
+  dropped: boolean;
+}
+
+const threads = Math.max(1, Math.trunc(Number(process.argv[2])) || 1);
+const inference = new InferenceThread(threads, (error) => {
+  // Whatever it was running is lost: the parent fails this process's jobs and starts another.
+  process.stderr.write(`${error.message}\n`);
+  process.exit(THREAD_FAILED_EXIT_CODE);
+});
 const phonemizer = await Phonemizer.create();
 // The first runs of the WebAssembly are slow until V8 has optimized it: pay for that before saying ready.
 for (let round = 0; round < PHONEMIZER_WARM_UP_ROUNDS; round++) phonemizer.phonemize(WARM_UP_TEXT, 'en-us');
 
-const models = new Map<string, Promise<PiperModel>>();
+/** Voices the engine has described to this process (once each), by model path. */
+const specs = new Map<string, PiperModelSpec>();
+const kept = new Map<string, Kept>();
+/** Jobs in progress by ticket, to stop one the engine gave up. */
+const running = new Map<number, AbortController>();
 let loads = 0;
 
-async function load(spec: PiperModelSpec): Promise<PiperModel> {
-  const model = await PiperModel.load(spec);
+async function load(spec: PiperModelSpec): Promise<VoiceModel> {
+  const { modelPath, durations, multiSpeaker } = spec;
+  await inference.load({ modelPath, durations, multiSpeaker });
+  const model: VoiceModel = { spec, infer: (ids, scales, speakerId, signal) => inference.infer(modelPath, ids, scales, speakerId, signal) };
   // onnxruntime's first run allocates and plans: before the voice's first job, not during it.
   await speak(phonemizer, model, WARM_UP_TEXT, { speakerId: 0, lengthScale: spec.scales.length });
   return model;
 }
 
-function modelFor(spec: PiperModelSpec): Promise<PiperModel> {
-  const kept = models.get(spec.modelPath);
-  // Most recently used last.
-  models.delete(spec.modelPath);
-  const model = kept ?? load(spec);
-  models.set(spec.modelPath, model);
-  if (!kept) {
+function release(path: string, entry: Kept): void {
+  if (entry.dropped && entry.users === 0) void entry.model.then(() => inference.release(path)).catch(() => undefined);
+}
+
+/** The voice's session, kept as the most recently used; runs `use` with it. */
+async function withModel<T>(spec: PiperModelSpec, use: (model: VoiceModel) => Promise<T>): Promise<T> {
+  const path = spec.modelPath;
+  let entry = kept.get(path);
+  kept.delete(path);
+  if (!entry) {
+    const loading: Kept = { model: load(spec), users: 0, dropped: false };
+    loading.model.catch(() => {
+      // The next job for the voice tries again.
+      if (kept.get(path) === loading) kept.delete(path);
+    });
     loads += 1;
-    model.catch(() => models.delete(spec.modelPath));
+    entry = loading;
   }
-  for (const [path, oldest] of models) {
-    if (models.size <= MAX_MODELS) break;
-    models.delete(path);
-    void oldest.then((dropped) => dropped.release()).catch(() => undefined);
+  kept.set(path, entry);
+  for (const [oldPath, oldest] of kept) {
+    if (kept.size <= MAX_MODELS) break;
+    kept.delete(oldPath);
+    oldest.dropped = true;
+    release(oldPath, oldest);
   }
-  return model;
+  entry.users += 1;
+  try {
+    return await use(await entry.model);
+  } finally {
+    entry.users -= 1;
+    release(path, entry);
+  }
 }
 
 serveJobs<PiperJob, PiperResult>(async (job) => {
-  if (job.kind === 'stats') {
-    return { kind: 'stats', pid: process.pid, loads, models: [...models.keys()], rssBytes: process.memoryUsage().rss };
+  switch (job.kind) {
+    case 'stats':
+      return { kind: 'stats', pid: process.pid, loads, models: [...kept.keys()], rssBytes: process.memoryUsage().rss };
+    case 'cancel':
+      running.get(job.ticket)?.abort(new Error('cancelled'));
+      return { kind: 'cancelled' };
+    case 'synthesize': {
+      if (job.model) specs.set(job.voice, job.model);
+      const spec = specs.get(job.voice);
+      if (!spec) throw new Error(`no voice was described for ${job.voice}`);
+      const controller = new AbortController();
+      running.set(job.ticket, controller);
+      try {
+        const options = { speakerId: job.speakerId, lengthScale: job.lengthScale, signal: controller.signal };
+        const { samples, words } = await withModel(spec, (model) => speak(phonemizer, model, job.text, options));
+        return { kind: 'speech', samples, sampleRate: spec.sampleRate, words };
+      } finally {
+        running.delete(job.ticket);
+      }
+    }
   }
-  const model = await modelFor(job.model);
-  const { samples, words } = await speak(phonemizer, model, job.text, { speakerId: job.speakerId, lengthScale: job.lengthScale });
-  return { kind: 'speech', samples, sampleRate: job.model.sampleRate, words };
 });

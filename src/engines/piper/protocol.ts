@@ -16,7 +16,14 @@ export interface PiperModelSpec {
 }
 
 export type PiperJob =
-  | { kind: 'synthesize'; model: PiperModelSpec; speakerId: number; text: string; lengthScale: number }
+  /**
+   * `voice`: the model's path. `model` comes with a process's first job for that voice only (see engine.ts); the
+   * host keeps it. `ticket`: the engine's number for the job, which `cancel` names.
+   */
+  | { kind: 'synthesize'; ticket: number; voice: string; model?: PiperModelSpec; speakerId: number; text: string; lengthScale: number }
+  /** The job was given up: stop it before its next inference. */
+  | { kind: 'cancel'; ticket: number }
+  /** Answered from the host's event loop at once: also how the engine tells a stuck host from a busy one. */
   | { kind: 'stats' };
 
 /** A word eSpeak NG spoke: where it starts in the text (UTF-16), and the samples of its phonemes. */
@@ -29,7 +36,8 @@ export interface SpokenWordSpan {
 export type PiperResult =
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; words: SpokenWordSpan[] | null }
   /** `loads`: models this process has loaded, counting each again after it was dropped. */
-  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number };
+  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number }
+  | { kind: 'cancelled' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -47,6 +55,7 @@ function isSpan(value: unknown): value is SpokenWordSpan {
 
 export function isPiperResult(value: unknown): value is PiperResult {
   if (!isRecord(value)) return false;
+  if (value.kind === 'cancelled') return true;
   if (value.kind === 'stats') {
     return typeof value.pid === 'number' && typeof value.loads === 'number' && Array.isArray(value.models) && typeof value.rssBytes === 'number';
   }

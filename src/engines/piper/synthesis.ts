@@ -1,7 +1,7 @@
 // Text → Piper phonemes → ids → audio, with the samples each word of the text takes (host side).
-import type { PiperModel, Scales } from './model.js';
+import type { Inference, Scales } from './model.js';
 import { PAUSES, type Phonemizer } from './phonemizer.js';
-import type { SpokenWordSpan } from './protocol.js';
+import type { PiperModelSpec, SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
 import { concatSamples } from '../wav.js';
 
@@ -11,6 +11,14 @@ export const MAX_IDS = 400;
 export interface SpeakOptions {
   speakerId: number;
   lengthScale: number;
+  /** Stops before the next inference: the job was given up. */
+  signal?: AbortSignal;
+}
+
+/** A loaded voice, as speak() drives it. */
+export interface VoiceModel {
+  readonly spec: PiperModelSpec;
+  infer(ids: number[], scales: Scales, speakerId: number, signal?: AbortSignal): Promise<Inference>;
 }
 
 export interface Spoken {
@@ -108,7 +116,7 @@ class WordSpans {
 }
 
 /** `text` must have gone through sanitizeText(). Each sentence is normalized on its own, as Piper does. */
-export async function speak(phonemizer: Phonemizer, model: PiperModel, text: string, options: SpeakOptions): Promise<Spoken> {
+export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: string, options: SpeakOptions): Promise<Spoken> {
   const { phonemeIds } = model.spec;
   const { sentences, wordOffsets } = phonemizer.phonemize(text, model.spec.espeakVoice);
   const scales: Scales = { ...model.spec.scales, length: options.lengthScale };
@@ -121,7 +129,7 @@ export async function speak(phonemizer: Phonemizer, model: PiperModel, text: str
     let length = 0;
     for (const [from, to] of splitSentence(sentence.phonemes, phonemeIds)) {
       const { ids, spans } = toIds(sentence.phonemes.slice(from, to), phonemeIds);
-      const inferred = await model.infer(ids, scales, options.speakerId);
+      const inferred = await model.infer(ids, scales, options.speakerId, options.signal);
       const frames = inferred.frames;
       if (frames) {
         // Frames × hop length (256) is the audio length: scaling by the two keeps the times right if a model disagrees.
