@@ -2,7 +2,7 @@
  * The benchmark: `npm run bench` measures the service as a real process over loopback, beside the raw pipelines
  * it wraps, and writes BENCHMARKS.json, BENCHMARKS.md and README's "Performance" section from that one run.
  *
- *   npm run bench                      full run (about 12 to 18 minutes), writes the results
+ *   npm run bench                      full run (about 25 to 35 minutes), writes the results
  *   npm run bench -- --quick           smoke run (two to three minutes), prints the results, writes nothing
  *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
  *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
@@ -50,7 +50,7 @@ const PLANS = {
     processStartRuns: 10,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
-    deadlineMinutes: 25,
+    deadlineMinutes: 40,
   },
   quick: {
     ttsSizes: [{ characters: 200, runs: 2 }],

@@ -1,26 +1,17 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { basename, extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AppError } from '../../errors.js';
-import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits, type Supervision } from '../../media/process.js';
-import { awaitReady, ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
-import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../../media/process.js';
+import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
+import { forkHost, removeWhenExited, whenHostReady } from './fork-host.js';
+import { isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type EngineHost } from './host-pool.js';
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 /** Hosts beyond an engine's warm ones stop after this long without a job, giving their memory back. */
 export const HOST_IDLE_MS = 60_000;
 const RETIRE_GRACE_MS = 2000;
-
-/**
- * TypeScript hosts (development, tests) run through tsx; the compiled build's run as they are, without a loader's
- * start-up and memory. `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
- */
-function loaderFor(module: string): string[] {
-  return extname(module) === '.ts' ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
-}
 
 /** Path of a host entry module next to the calling module, with the caller's own extension (.ts, or .js once built). */
 export function hostModulePath(name: string, callerUrl: string): string {
@@ -63,30 +54,13 @@ export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
   }
 
   static async start<Job, Result>(options: NodeHostOptions<Result>): Promise<NodeHost<Job, Result>> {
-    // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
-    const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
-    // Through setpriv where it exists (tiedToParent): the host dies with us even while it is still starting.
-    const tied = tiedToParent(process.execPath, [...loaderFor(options.module), ...(options.execArgv ?? [])]);
-    const child = fork(options.module, [], {
-      execPath: tied.command,
-      execArgv: tied.args,
-      serialization: 'advanced',
-      ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    const { child, tempDir } = await forkHost(options);
     const host = new NodeHost<Job, Result>(child, options);
-    if (tempDir) void host.exited.then(() => rm(tempDir, { recursive: true, force: true }));
-    return awaitReady({
+    removeWhenExited(host.exited, tempDir);
+    return whenHostReady({
       child,
       exited: host.exited,
       timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      listen: (onReady) => {
-        const onMessage = (message: unknown) => {
-          if (isHostReady(message)) onReady();
-        };
-        child.on('message', onMessage);
-        return () => child.off('message', onMessage);
-      },
       failure: (reason, status) => host.failure(reason, status),
       value: host,
     });

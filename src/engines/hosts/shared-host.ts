@@ -1,11 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { basename, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
 import { AppError, abortError } from '../../errors.js';
-import { ProcessError, supervise, TailBuffer, tiedToParent, type ProcessLimits } from '../../media/process.js';
-import { awaitReady, whenExited, type ExitStatus } from './child-exit.js';
+import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../../media/process.js';
+import { whenExited, type ExitStatus } from './child-exit.js';
+import { forkHost, removeWhenExited, whenHostReady } from './fork-host.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
@@ -16,9 +14,6 @@ const RETIRE_GRACE_MS = 2000;
 const SILENCE_LIMIT_MS = 3000;
 /** A given-up job whose answer has not come back in this long is stuck inside the engine: the host is killed. */
 const GIVEN_UP_LIMIT_MS = 30_000;
-
-// `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface SharedHostOptions<Job, Result> {
   /** Absolute path of the entry module, which calls serveJobs() (host-runtime.ts answers jobs as they come). */
@@ -81,31 +76,13 @@ class HostProcess<Job, Result> {
   }
 
   static async start<Job, Result>(options: SharedHostOptions<Job, Result>): Promise<HostProcess<Job, Result>> {
-    // A folder of its own, removed once it has exited: what a killed job leaves there goes with it.
-    const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
-    const loader = options.module.endsWith('.ts') ? ['--import', TSX_LOADER] : [];
-    // Through setpriv where it exists (tiedToParent): the host dies with us even while it is still starting.
-    const tied = tiedToParent(process.execPath, [...loader, ...(options.execArgv ?? [])]);
-    const child = fork(options.module, [...(options.args ?? [])], {
-      execPath: tied.command,
-      execArgv: tied.args,
-      serialization: 'advanced',
-      ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    const { child, tempDir } = await forkHost(options);
     const host = new HostProcess<Job, Result>(child, options);
-    if (tempDir) void host.exited.then(() => rm(tempDir, { recursive: true, force: true }));
-    return awaitReady({
+    removeWhenExited(host.exited, tempDir);
+    return whenHostReady({
       child,
       exited: host.exited,
       timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      listen: (onReady) => {
-        const onMessage = (message: unknown) => {
-          if (isHostReady(message)) onReady();
-        };
-        child.on('message', onMessage);
-        return () => child.off('message', onMessage);
-      },
       failure: (reason, status) => host.failure(reason, status),
       value: host,
     });

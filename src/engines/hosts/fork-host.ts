@@ -1,0 +1,68 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { extname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { tiedToParent } from '../../media/process.js';
+import { awaitReady, type ExitStatus } from './child-exit.js';
+import { isHostReady } from './host-protocol.js';
+
+export interface ForkHostOptions {
+  /** Absolute path of the entry module, which calls serveJobs(). */
+  module: string;
+  execArgv?: readonly string[];
+  args?: readonly string[];
+  /** The parent of the child's own TMPDIR; default the parent's TMPDIR. */
+  tempDir?: string;
+}
+
+/**
+ * TypeScript hosts (development, tests) run through tsx; the compiled build's run as they are, without a loader's
+ * start-up and memory. `--import tsx` would be resolved from the working directory; an absolute URL works from anywhere.
+ */
+function loaderFor(module: string): string[] {
+  return extname(module) === '.ts' ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+}
+
+/**
+ * Forks a Node engine host as every one is: tied to this process (setpriv, so it dies with us even while starting),
+ * IPC with structured clones, its output piped, and a TMPDIR of its own (`tempDir`, for the caller to remove once
+ * the host has exited: what a killed job leaves there goes with it).
+ */
+export async function forkHost(options: ForkHostOptions): Promise<{ child: ChildProcess; tempDir: string | undefined }> {
+  const tempDir = options.tempDir ? await mkdtemp(join(options.tempDir, 'host-')) : undefined;
+  const tied = tiedToParent(process.execPath, [...loaderFor(options.module), ...(options.execArgv ?? [])]);
+  const child = fork(options.module, [...(options.args ?? [])], {
+    execPath: tied.command,
+    execArgv: tied.args,
+    serialization: 'advanced',
+    ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  return { child, tempDir };
+}
+
+/** Removes a host's TMPDIR once it has exited. */
+export function removeWhenExited(exited: Promise<ExitStatus>, tempDir: string | undefined): void {
+  if (tempDir) void exited.then(() => rm(tempDir, { recursive: true, force: true }));
+}
+
+/** `value` once the host has said it is ready (host-runtime.ts); killed and failed by `failure` when it does not in time. */
+export function whenHostReady<T>(options: {
+  child: ChildProcess;
+  exited: Promise<ExitStatus>;
+  timeoutMs: number;
+  failure: (reason: string, status: ExitStatus) => Error;
+  value: T;
+}): Promise<T> {
+  return awaitReady({
+    ...options,
+    listen: (onReady) => {
+      const onMessage = (message: unknown) => {
+        if (isHostReady(message)) onReady();
+      };
+      options.child.on('message', onMessage);
+      return () => options.child.off('message', onMessage);
+    },
+  });
+}
