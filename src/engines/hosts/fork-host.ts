@@ -66,3 +66,39 @@ export function whenHostReady<T>(options: {
     },
   });
 }
+
+/** How long a host may take to start unless told otherwise (ENGINE_START_TIMEOUT_MS sets it for the service). */
+const DEFAULT_START_TIMEOUT_MS = 60_000;
+/** A host that fails to start (a loaded machine can make a start miss its deadline) is tried once more, after this. */
+const START_RETRY_MS = 500;
+
+/** What a started host shows the start: when it exits, and the error a failed start is. */
+export interface StartingHost {
+  readonly exited: Promise<ExitStatus>;
+  failure(reason: string, status: ExitStatus): Error;
+}
+
+/** Forks a host, wraps it with `make`, and resolves with it once it is ready (its TMPDIR removed once it exits). */
+export async function startHost<H extends StartingHost>(options: ForkHostOptions & { startTimeoutMs?: number }, make: (child: ChildProcess) => H): Promise<H> {
+  const { child, tempDir } = await forkHost(options);
+  const host = make(child);
+  removeWhenExited(host.exited, tempDir);
+  return whenHostReady({
+    child,
+    exited: host.exited,
+    timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    failure: (reason, status) => host.failure(reason, status),
+    value: host,
+  });
+}
+
+/** `start`, and once more after a pause when it fails, unless `stopped` by then. */
+export function startTwice<T>(start: () => Promise<T>, stopped: () => Error | undefined): Promise<T> {
+  const attempt = () => new Promise<T>((resolve) => resolve(start()));
+  return attempt().catch(async () => {
+    await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
+    const reason = stopped();
+    if (reason) throw reason;
+    return attempt();
+  });
+}

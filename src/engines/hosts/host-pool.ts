@@ -1,5 +1,6 @@
 import { AppError, abortError, processFailure } from '../../errors.js';
 import type { ProcessLimits, Supervision } from '../../media/process.js';
+import { startTwice } from './fork-host.js';
 
 /** A child process that runs engine jobs one at a time. */
 export interface EngineHost<Job, Result> {
@@ -22,9 +23,6 @@ export interface HostPoolOptions<Job, Result> {
   idleMs?: number;
   start: () => Promise<EngineHost<Job, Result>>;
 }
-
-/** A host that fails to start (a loaded machine can make a start miss its deadline) is tried once more, after this. */
-const START_RETRY_MS = 500;
 
 interface QueuedJob<Job, Result> {
   job: Job;
@@ -141,12 +139,7 @@ export class HostPool<Job, Result> {
   }
 
   private startHost(): void {
-    const attempt = () => new Promise<EngineHost<Job, Result>>((resolve) => resolve(this.options.start()));
-    const retried = attempt().catch(async () => {
-      await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
-      if (this.closed) throw shuttingDown();
-      return attempt();
-    });
+    const retried = startTwice(this.options.start, () => (this.closed ? shuttingDown() : undefined));
     const started: Promise<void> = retried.then(
       (host) => {
         this.starting.delete(started);

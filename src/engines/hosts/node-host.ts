@@ -4,11 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { AppError } from '../../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../../media/process.js';
 import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
-import { forkHost, removeWhenExited, whenHostReady } from './fork-host.js';
+import { startHost } from './fork-host.js';
 import { isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type EngineHost } from './host-pool.js';
 
-const DEFAULT_START_TIMEOUT_MS = 60_000;
 /** Hosts beyond an engine's warm ones stop after this long without a job, giving their memory back. */
 export const HOST_IDLE_MS = 60_000;
 const RETIRE_GRACE_MS = 2000;
@@ -34,7 +33,7 @@ export interface NodeHostOptions<Result> {
 /** A Node child process running an engine host (see host-runtime.ts), one job at a time over IPC. */
 export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
   private readonly output = new TailBuffer();
-  private readonly exited: Promise<ExitStatus>;
+  readonly exited: Promise<ExitStatus>;
   private readonly exitListeners: ExitListeners;
   private busy = false;
   /** No more jobs: used up, or being killed. */
@@ -54,16 +53,7 @@ export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
   }
 
   static async start<Job, Result>(options: NodeHostOptions<Result>): Promise<NodeHost<Job, Result>> {
-    const { child, tempDir } = await forkHost(options);
-    const host = new NodeHost<Job, Result>(child, options);
-    removeWhenExited(host.exited, tempDir);
-    return whenHostReady({
-      child,
-      exited: host.exited,
-      timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      failure: (reason, status) => host.failure(reason, status),
-      value: host,
-    });
+    return startHost(options, (child) => new NodeHost<Job, Result>(child, options));
   }
 
   get pid(): number | undefined {
@@ -156,7 +146,7 @@ export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
     return protocolError ? new AppError('ENGINE_FAILED', { cause }) : jobFailure(supervision, cause);
   }
 
-  private failure(reason: string, status: Partial<ExitStatus> & { timedOut?: boolean; isCanceled?: boolean; cancelReason?: unknown }): ProcessError {
+  failure(reason: string, status: Partial<ExitStatus> & { timedOut?: boolean; isCanceled?: boolean; cancelReason?: unknown }): ProcessError {
     return new ProcessError({
       command: `${basename(this.options.module)} (${reason})`,
       exitCode: status.exitCode ?? null,

@@ -3,12 +3,9 @@ import { basename } from 'node:path';
 import { AppError, abortError } from '../../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../../media/process.js';
 import { whenExited, type ExitStatus } from './child-exit.js';
-import { forkHost, removeWhenExited, whenHostReady } from './fork-host.js';
+import { startHost, startTwice } from './fork-host.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 
-const DEFAULT_START_TIMEOUT_MS = 60_000;
-/** A process that fails to start (a loaded machine can make a start miss its deadline) is tried once more, after this. */
-const START_RETRY_MS = 500;
 const RETIRE_GRACE_MS = 2000;
 /** After a job is given up, a host that sends nothing at all for this long has a blocked event loop: it is killed. */
 const SILENCE_LIMIT_MS = 3000;
@@ -76,16 +73,7 @@ class HostProcess<Job, Result> {
   }
 
   static async start<Job, Result>(options: SharedHostOptions<Job, Result>): Promise<HostProcess<Job, Result>> {
-    const { child, tempDir } = await forkHost(options);
-    const host = new HostProcess<Job, Result>(child, options);
-    removeWhenExited(host.exited, tempDir);
-    return whenHostReady({
-      child,
-      exited: host.exited,
-      timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      failure: (reason, status) => host.failure(reason, status),
-      value: host,
-    });
+    return startHost(options, (child) => new HostProcess<Job, Result>(child, options));
   }
 
   get pid(): number | undefined {
@@ -288,13 +276,7 @@ export class SharedHost<Job, Result> {
   private process(): Promise<HostProcess<Job, Result>> {
     if (this.closed) return Promise.reject(shuttingDown());
     if (this.current?.usable) return Promise.resolve(this.current);
-    const attempt = () => HostProcess.start(this.options);
-    this.starting ??= attempt()
-      .catch(async () => {
-        await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
-        if (this.closed) throw shuttingDown();
-        return attempt();
-      })
+    this.starting ??= startTwice(() => HostProcess.start(this.options), () => (this.closed ? shuttingDown() : undefined))
       .then(
       (host) => {
         this.starting = undefined;
