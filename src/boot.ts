@@ -26,17 +26,20 @@ export async function boot<C extends Config, R extends Running>(
   start: (config: C, logger: LoggerOptions) => Promise<R>,
 ): Promise<{ config: C; running: R }> {
   const config = attempt(load, exitOnConfigError(program));
-  const mediaProblems = await mediaToolProblems(resolveMediaTools(config.paths));
-  if (mediaProblems.length > 0) {
-    console.error(mediaToolsMessage(mediaProblems));
-    process.exit(1);
-  }
   process.once('exit', killAllChildren);
   const logger: LoggerOptions = {
     level: config.logLevel,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),
   };
-  const running = await start(config, logger).catch(exitOnConfigError(program));
+  // The service starts while the media tools are checked (a few ffmpeg runs); a problem ends the process all the same.
+  const checked = mediaToolProblems(resolveMediaTools(config.paths));
+  const starting = start(config, logger).catch(exitOnConfigError(program));
+  const mediaProblems = await checked;
+  if (mediaProblems.length > 0) {
+    console.error(mediaToolsMessage(mediaProblems));
+    process.exit(1);
+  }
+  const running = await starting;
   closeWithGrace({ delay: config.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) running.log.error({ err }, 'closing after an error');
     else running.log.info({ signal }, 'closing');

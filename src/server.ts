@@ -1,10 +1,15 @@
+import { pino } from 'pino';
 import { boot } from './boot.js';
 import { loadConfig } from './config.js';
-import { buildApp } from './http/app.js';
+import { startEarly } from './jobs/early-start.js';
 
 /** `npm start`, `voxreel serve`: the HTTP API. */
 const { config, running } = await boot('voxreel', () => loadConfig(), async (config, logger) => {
-  const app = await buildApp(config, { logger });
+  const log = pino(logger);
+  // The engines start first; the rest of the service is loaded while they do.
+  const early = await startEarly(config, log);
+  const { buildApp } = await import('./http/app.js');
+  const app = await buildApp(config, { loggerInstance: log, early });
   const close = async (stopAfterMs: number) => {
     const stopJobs = setTimeout(() => app.jobs.stopRunning(), stopAfterMs);
     stopJobs.unref();

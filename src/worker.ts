@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { boot } from './boot.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openWorker } from './jobs/open-worker.js';
+import { startEarly } from './jobs/early-start.js';
 
 /**
  * `voxreel worker`: renders jobs from the Redis queue that API processes (with the same REDIS_URL, storage and
@@ -20,7 +20,10 @@ function workerConfig(): Config & { redisUrl: string } {
 
 const { config, running } = await boot('voxreel worker', workerConfig, async (config, logger) => {
   const log = pino(logger);
-  const worker = await openWorker(config, log);
+  // The engines start first; the rest of the worker is loaded while they do.
+  const early = await startEarly(config, log);
+  const { openWorker } = await import('./jobs/open-worker.js');
+  const worker = await openWorker(config, log, { early });
   return { log, voices: worker.voices, close: (stopAfterMs: number) => worker.close(stopAfterMs) };
 });
 running.log.info({ queue: config.queueName, concurrency: config.concurrency, voices: running.voices }, 'voxreel worker ready');

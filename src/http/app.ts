@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -26,6 +26,8 @@ import voicesRoutes from './routes/voices.js';
 
 export interface AppDeps extends ServiceDeps {
   logger?: FastifyServerOptions['logger'];
+  /** A logger made already (the entry point logs the engines' start with it before the app exists). */
+  loggerInstance?: FastifyBaseLogger;
 }
 
 declare module 'fastify' {
@@ -42,7 +44,7 @@ declare module 'fastify' {
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
     ...serverOptions(config),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },

@@ -1,6 +1,7 @@
 import { AssetStore, type Gate } from '../assets/store.js';
 import type { Config } from '../config.js';
-import { createEngines, warmVoice, type EngineLog, type EngineRegistry } from '../engines/index.js';
+import type { EngineRegistry } from '../engines/index.js';
+import { startWarmUp, type StartLog, type WarmUp } from '../engines/start-up.js';
 import { Ffmpeg } from '../media/ffmpeg.js';
 import { tiedLauncher } from '../media/process.js';
 import { resolveMediaTools, type MediaTools } from '../media/tools.js';
@@ -13,6 +14,7 @@ import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
 import { VideoMaker } from '../video/maker.js';
 import { PICTURE } from '../video/render.js';
+import { startEarly, type EarlyStart } from './early-start.js';
 
 /** What a process may be given instead of what it would build (tests put in failing parts). */
 export interface ServiceDeps {
@@ -21,12 +23,16 @@ export interface ServiceDeps {
   storage?: Storage;
   /** The H.264 splicer's self-check; a test may put in one whose splicer fails. */
   splicer?: SplicerCheck;
+  /** What the entry point started before loading the rest (early-start.ts); these services own it from then on. */
+  early?: EarlyStart;
 }
 
 /**
  * Everything that makes speech and videos, without HTTP: the API process and `voxreel worker` open the same set,
  * so a job renders the same wherever it runs.
  */
+export type { WarmUp } from '../engines/start-up.js';
+
 export interface Services {
   storage: Storage;
   /** The storage when it is a local folder (the API serves it under /files). */
@@ -55,32 +61,18 @@ export interface ServiceOptions {
    * half-written; processes that share them (REDIS_URL) leave that to the retention sweeps.
    */
   ownsFolders: boolean;
-  log?: EngineLog & { error(obj: object, msg: string): void };
-}
-
-/** The voice spoken at start-up (WARM_VOICE): `warming` until it has been, then `warm`, `failed` or `off`. */
-export interface WarmUp {
-  state: 'warming' | 'warm' | 'failed' | 'off';
-  voice?: string;
-  done: Promise<void>;
+  log?: StartLog;
 }
 
 export async function openServices(config: Config, deps: ServiceDeps, options: ServiceOptions): Promise<Services> {
   const closers: Array<() => Promise<void> | void> = [];
   const localStorage = deps.storage || config.storage.kind !== 'local' ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
   await localStorage?.init(options.ownsFolders);
-  const scratch = await ScratchSpace.open(config.scratchDir);
+  const { scratch, engines: start } = await earlyStart(config, deps, options.log);
   closers.push(() => scratch.close());
   const storage = deps.storage ?? localStorage ?? (await openRemoteStorage(config, scratch));
-  const engines =
-    deps.engines ??
-    (await createEngines({
-      poolSize: config.concurrency,
-      tempDir: await scratch.shared('engines'),
-      festivalPath: config.paths.festival,
-      voicesDir: config.voicesDir,
-      startTimeoutMs: config.engineStartTimeoutMs,
-    }, options.log));
+  const engines = await start.engines;
+  // Engines a test gives are its own to close.
   if (!deps.engines) closers.push(() => engines.close());
   const tools = deps.tools ?? resolveMediaTools(config.paths);
   // fluent-ffmpeg starts ffmpeg by its path: a launcher makes it die with us, like every other child.
@@ -98,7 +90,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, options.gate);
   await assets.init(options.ownsFolders);
   return {
-    warmUp: startWarmUp(engines, config.warmVoice, options.log),
+    warmUp: start.warmUp,
     storage,
     localStorage,
     scratch,
@@ -114,21 +106,11 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   };
 }
 
-function startWarmUp(engines: EngineRegistry, choice: string | undefined, log: ServiceOptions['log']): WarmUp {
-  if (choice === undefined) return { state: 'off', done: Promise.resolve() };
-  const warm: WarmUp = { state: 'warming', done: Promise.resolve() };
-  const started = performance.now();
-  warm.done = warmVoice(engines, choice).then(
-    (voice) => {
-      Object.assign(warm, { state: voice ? 'warm' : 'off', voice });
-      if (voice) log?.info({ voice, seconds: Math.round(performance.now() - started) / 1000 }, 'voice warmed up');
-    },
-    (err: unknown) => {
-      warm.state = 'failed';
-      log?.error({ err, voice: choice }, 'warming up the start-up voice failed: it loads on its first request instead');
-    },
-  );
-  return warm;
+/** What the entry point started, or else the same started now; engines a test gives are warmed as WARM_VOICE says. */
+async function earlyStart(config: Config, deps: ServiceDeps, log: StartLog | undefined): Promise<EarlyStart> {
+  if (!deps.engines) return deps.early ?? startEarly(config, log);
+  const engines = Promise.resolve(deps.engines);
+  return { scratch: await ScratchSpace.open(config.scratchDir), engines: { engines, warmUp: startWarmUp(engines, config.warmVoice, log) } };
 }
 
 /** A backend other than the local folder (STORAGE=<kind>): files are written first in scratch space (a crash's leftovers there go at the next start). */

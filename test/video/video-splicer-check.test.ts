@@ -69,7 +69,8 @@ describe('SplicerCheck', () => {
 describe('the service', () => {
   describe('with a working splicer', () => {
     const t = useTestApp();
-    it('/readyz shows the splicer check', async () => {
+    it('/readyz shows the splicer check once it has run (in the background, after the warm-up)', async () => {
+      await t.app.splicer.run();
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
       expect(ready.json()).toMatchObject({ status: 'ok', checks: { splicer: true } });
@@ -80,6 +81,7 @@ describe('the service', () => {
     const t = useTestApp({}, { splicer: new SplicerCheck(ffmpeg, PICTURE, { splice: refusing }) });
 
     it('/readyz shows splicer: false and the service stays ready', async () => {
+      await t.app.splicer.run();
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
       expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, warm: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: false } });

@@ -1,7 +1,8 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
-import { isEspeakResult, type EspeakJob, type EspeakResult } from './protocol.js';
+import { isEspeakResult, type EspeakDescription, type EspeakJob, type EspeakResult } from './protocol.js';
+import { recordedDescription } from './voices-recorded.js';
 import { buildEspeakWordTimings, toEspeakSsml } from './text.js';
 import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './voices.js';
 import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
@@ -19,6 +20,12 @@ export interface EspeakEngineOptions {
   hostModule?: string;
   /** How long a host may take to start (a loaded machine starts processes slowly). */
   startTimeoutMs?: number;
+  /**
+   * Where the voice list comes from: `recorded` (the default) takes the one recorded for the installed eSpeak NG
+   * release (voices-recorded.ts) and starts no process, falling back to asking a host when the release differs;
+   * `host` always asks one.
+   */
+  voiceList?: 'recorded' | 'host';
 }
 
 /** eSpeak NG (WebAssembly, GPL-3.0) in a pool of persistent child processes. */
@@ -31,27 +38,25 @@ export class EspeakEngine implements Engine {
   ) {}
 
   static async create(options: EspeakEngineOptions): Promise<EspeakEngine> {
-    const module = options.hostModule ?? hostModulePath('espeak-host', import.meta.url);
-    const pool = new HostPool<EspeakJob, EspeakResult>({
-      size: options.poolSize,
-      // Started to list the voices, then on demand (the first request pays ~0.1 s more); stopped when idle.
-      warm: 0,
-      idleMs: HOST_IDLE_MS,
-      jobTimeoutMs: options.jobTimeoutMs,
-      start: () => NodeHost.start<EspeakJob, EspeakResult>({ startTimeoutMs: options.startTimeoutMs, module, isResult: isEspeakResult, tempDir: options.tempDir }),
-    });
+    const pool = newPool(options);
     try {
-      await pool.warmUp();
-      const description = await pool.run({ kind: 'describe' });
-      if (description.kind !== 'description') {
-        throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its voices.' });
-      }
-      const { voices, variants, sampleRate } = description;
-      await pool.trim();
+      // The recording describes the engine's own host; a host put in its place describes itself.
+      const recorded = options.voiceList === 'host' || options.hostModule ? undefined : recordedDescription();
+      const { voices, variants, sampleRate } = recorded ?? (await describeByHost(pool));
       return new EspeakEngine(pool, new EspeakVoiceCatalog(voices, variants, sampleRate));
     } catch (error) {
       await pool.close();
       throw error;
+    }
+  }
+
+  /** Asks a host of its own for the voices (what script/record-espeak-voices.ts records). */
+  static async describe(options: Pick<EspeakEngineOptions, 'startTimeoutMs' | 'tempDir'> = {}): Promise<EspeakDescription> {
+    const pool = newPool({ poolSize: 1, ...options });
+    try {
+      return await describeByHost(pool);
+    } finally {
+      await pool.close();
     }
   }
 
@@ -93,4 +98,28 @@ export class EspeakEngine implements Engine {
   pids(): number[] {
     return this.pool.pids();
   }
+}
+
+/** Hosts started on demand (the first request pays ~0.1 s more), stopped when idle. */
+function newPool(options: EspeakEngineOptions): HostPool<EspeakJob, EspeakResult> {
+  const module = options.hostModule ?? hostModulePath('espeak-host', import.meta.url);
+  return new HostPool<EspeakJob, EspeakResult>({
+    size: options.poolSize,
+    warm: 0,
+    idleMs: HOST_IDLE_MS,
+    jobTimeoutMs: options.jobTimeoutMs,
+    start: () => NodeHost.start<EspeakJob, EspeakResult>({ startTimeoutMs: options.startTimeoutMs, module, isResult: isEspeakResult, tempDir: options.tempDir }),
+  });
+}
+
+/** Starts a host to list the voices (a second or more), then lets it go until the first request. */
+async function describeByHost(pool: HostPool<EspeakJob, EspeakResult>): Promise<EspeakDescription> {
+  await pool.warmUp();
+  const description = await pool.run({ kind: 'describe' });
+  if (description.kind !== 'description') {
+    throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its voices.' });
+  }
+  await pool.trim();
+  const { sampleRate, voices, variants } = description;
+  return { sampleRate, voices, variants };
 }

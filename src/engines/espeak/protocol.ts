@@ -26,8 +26,15 @@ export interface EspeakEvent {
   pause: boolean;
 }
 
+/** What eSpeak NG has: its voices, its variants and its sample rate. */
+export interface EspeakDescription {
+  sampleRate: number;
+  voices: EspeakVoiceInfo[];
+  variants: EspeakVariantInfo[];
+}
+
 export type EspeakResult =
-  | { kind: 'description'; sampleRate: number; voices: EspeakVoiceInfo[]; variants: EspeakVariantInfo[] }
+  | ({ kind: 'description' } & EspeakDescription)
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; events: EspeakEvent[] };
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -7,8 +7,6 @@ import type { JobResults } from '../../jobs/job-results.js';
 import { LocalJobQueue } from '../../jobs/local-queue.js';
 import { jobPipeline } from '../../jobs/pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { closeRedis, connectStateRedis, untilReachable } from '../../jobs/redis/connection.js';
-import { RedisJobQueue } from '../../jobs/redis/queue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,13 +20,15 @@ declare module 'fastify' {
 
 /** Where jobs wait: in this process, or in Redis for `voxreel worker` processes (REDIS_URL); and what follows each. */
 async function queuePlugin(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
-  const redis = config.redisUrl ? connectStateRedis(config.redisUrl, app.log) : undefined;
-  if (redis && config.redisUrl) await untilReachable(redis, config.redisUrl);
+  // Redis' modules (BullMQ, ioredis) are loaded only where they are used: a quicker start without them.
+  const connection = config.redisUrl ? await import('../../jobs/redis/connection.js') : undefined;
+  const redis = config.redisUrl ? connection?.connectStateRedis(config.redisUrl, app.log) : undefined;
+  if (redis && config.redisUrl) await connection?.untilReachable(redis, config.redisUrl);
   const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
   const queue: JobQueue =
     redis && config.redisUrl
-      ? await RedisJobQueue.open({ config, redis, log: app.log, followUp, quota: app.quota })
+      ? await (await import('../../jobs/redis/queue.js')).RedisJobQueue.open({ config, redis, log: app.log, followUp, quota: app.quota })
       : new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
   app.decorate('executor', executor);
   app.decorate('results', results);
@@ -42,7 +42,7 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
   app.addHook('onClose', async () => {
     await queue.close();
     await followUp.close();
-    if (redis) await closeRedis(redis);
+    if (redis) await connection?.closeRedis(redis);
   });
 }
 

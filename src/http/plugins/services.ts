@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AssetStore } from '../../assets/store.js';
@@ -29,9 +28,6 @@ declare module 'fastify' {
   }
 }
 
-/** Start-up waits this long at most for the splicer's self-check (Fastify's own limit for onReady is 10 s). */
-const SPLICER_CHECK_WAIT_MS = 5_000;
-
 /** What makes speech and videos (jobs/services.ts, opened as a worker opens them), and the sweeps of old files. */
 async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: Config; deps: ServiceDeps }): Promise<void> {
   const services = await openServices(config, deps, {
@@ -52,14 +48,14 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
   app.decorate('splicer', services.splicer);
   app.decorate('assets', services.assets);
   app.decorate('warmUp', services.warmUp);
-  // The splicer's self-check runs once, at start-up; a failure only sends videos the plain way (/readyz shows it,
-  // the service stays ready). Start-up waits for it (a tiny render, well under a second), so no request races its
-  // ffmpeg runs, but never for more than a few seconds.
+  // The splicer's self-check runs once, after the start-up voice's warm-up (not to slow down loading its model); a
+  // failure only sends videos the plain way (/readyz shows it, the service stays ready). A video asked for before
+  // it has run waits for it.
   app.addHook('onReady', async () => {
-    const checked = services.splicer.run().then(({ ok, reason, cause }) => {
+    void services.warmUp.done.then(async () => {
+      const { ok, reason, cause } = await services.splicer.run();
       if (!ok) app.log.warn({ err: cause, reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
     });
-    await Promise.race([checked, delay(SPLICER_CHECK_WAIT_MS, undefined, { ref: false })]);
   });
   startRetention(app, () => services.storage.sweep(config.retentionMs), config.retentionMs);
   startRetention(app, () => services.assets.sweep(), config.assets.retentionMs);
