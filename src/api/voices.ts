@@ -32,7 +32,9 @@ export const VoicesQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 35,
-        description: 'BCP-47 prefix, case-insensitive: `en` matches en-US and en-GB, `en-GB` only en-GB.',
+        description:
+          'BCP-47 tag, case-insensitive, as a prefix (`en` matches en-US and en-GB, `en-GB` only en-GB) and across macrolanguages ' +
+          'and their members (`zh` finds Mandarin and Cantonese, `zh-CN` and `cmn` Mandarin, `zh-HK` and `yue` Cantonese).',
       }),
     ),
   },

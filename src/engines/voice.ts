@@ -5,7 +5,10 @@ export const Voice = Type.Object(
   {
     id: Type.String({ description: 'Stable id: `<engine>:<voice>`, e.g. `espeak-ng:en-us`, `flite:slt`, `piper:en_US-joe-medium`.' }),
     name: Type.String({ description: 'Display name.' }),
-    language: Type.String({ description: 'BCP-47 language tag, e.g. `en-US`.' }),
+    language: Type.String({ description: 'BCP-47 language tag as people write it, e.g. `en-US`, `zh-CN` (Mandarin), `zh-HK` (Cantonese).' }),
+    engineLanguage: Type.Optional(
+      Type.String({ description: "The engine's own tag where it differs from `language`, e.g. eSpeak NG's `cmn` for `zh-CN`, `yue` for `zh-HK`." }),
+    ),
     gender: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()], {
       description: 'Gender of the voice where the engine states it, else null.',
     }),

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { individualTag } from '../engines/language-tags.js';
 import type { Voice } from '../engines/voice.js';
 import { writeAtomically } from '../storage/atomic-write.js';
 import { storageFailed } from '../storage/storage.js';
@@ -62,12 +63,15 @@ const SAMPLES: Readonly<Record<string, string>> = {
 
 /** The preview sentence for a BCP-47 tag: the listed one, else the language's own name for itself, else English. */
 export function previewText(language: string): string {
-  const subtags = language.toLowerCase().split('-');
-  for (let length = subtags.length; length > 0; length -= 1) {
-    const sample = SAMPLES[subtags.slice(0, length).join('-')];
-    if (sample !== undefined) return sample;
+  // The spoken language first: `zh-HK` is Cantonese (`yue`), not the `zh` sample.
+  for (const tag of [individualTag(language), language]) {
+    const subtags = tag.toLowerCase().split('-');
+    for (let length = subtags.length; length > 0; length -= 1) {
+      const sample = SAMPLES[subtags.slice(0, length).join('-')];
+      if (sample !== undefined) return sample;
+    }
   }
-  return autonym(subtags[0] ?? '') ?? (SAMPLES.en as string);
+  return autonym(language.toLowerCase().split('-')[0] ?? '') ?? (SAMPLES.en as string);
 }
 
 function autonym(code: string): string | undefined {

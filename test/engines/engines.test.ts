@@ -103,8 +103,9 @@ describe('engine registry', () => {
     expect(voice('espeak-ng:en-us+f3')).toMatchObject({ name: 'English (America), female', gender: 'female' });
     expect(voice('espeak-ng:en')).toMatchObject({ language: 'en-GB' });
     expect(voice('espeak-ng:en-gb-scotland')).toMatchObject({ language: 'en-GB-scotland' });
-    expect(voice('espeak-ng:cmn')).toMatchObject({ language: 'cmn' });
-    expect(voice('espeak-ng:cmn-latn-pinyin')).toMatchObject({ language: 'cmn-Latn-pinyin' });
+    expect(voice('espeak-ng:cmn')).toMatchObject({ language: 'zh-CN', engineLanguage: 'cmn' });
+    expect(voice('espeak-ng:cmn-latn-pinyin')).toMatchObject({ language: 'zh-Latn-CN-pinyin', engineLanguage: 'cmn-Latn-pinyin' });
+    expect(voice('espeak-ng:yue')).toMatchObject({ language: 'zh-HK', engineLanguage: 'yue' });
     expect(voice('espeak-ng:es-419')).toMatchObject({ language: 'es-419' });
     expect(voice('espeak-ng:fr')).toMatchObject({ language: 'fr-FR' });
     expect(voice('espeak-ng:chr')).toMatchObject({ language: 'chr-Qaaa-US-x-west' });

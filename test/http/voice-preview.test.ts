@@ -150,6 +150,9 @@ describe('the preview sentence', () => {
     expect(previewText('pt-BR')).toBe('Olá, esta é a minha voz.');
     expect(previewText('cmn')).toBe('你好，这是我的声音。');
     expect(previewText('cmn-Latn-pinyin')).toMatch(/^Ni hao/);
+    expect(previewText('zh-CN')).toBe('你好，这是我的声音。');
+    expect(previewText('zh-Latn-CN-pinyin')).toMatch(/^Ni hao/);
+    expect(previewText('zh-HK')).toBe('你好，呢個係我嘅聲音。');
     expect(previewText('ka')).toBe('ქართული.');
     expect(previewText('qqq')).toBe(english);
   });

@@ -57,4 +57,26 @@ describe('GET /voices', () => {
     const none = (await t.app.inject({ method: 'GET', url: '/voices?language=xx' })).json<VoiceList>().voices;
     expect(none).toEqual([]);
   });
+
+  it('finds Chinese voices by macrolanguage, member language or region, each listed as people tag it', async () => {
+    const ids = async (language: string) =>
+      (await t.app.inject({ method: 'GET', url: `/voices?language=${encodeURIComponent(language)}` })).json<VoiceList>().voices.map((voice) => voice.id);
+    const chinese = await ids('zh');
+    expect(chinese).toEqual(expect.arrayContaining(['espeak-ng:cmn', 'espeak-ng:cmn-latn-pinyin', 'espeak-ng:yue', 'espeak-ng:hak']));
+    for (const mandarin of ['zh-CN', 'zh-Hans', 'ZH-cn', 'cmn', 'zh-cmn-Hans-CN']) {
+      const found = await ids(mandarin);
+      expect(found, mandarin).toContain('espeak-ng:cmn');
+      expect(found.filter((id) => /^espeak-ng:(yue|hak)/u.test(id)), mandarin).toEqual([]);
+    }
+    for (const cantonese of ['yue', 'zh-HK', 'zh-yue']) expect(await ids(cantonese), cantonese).toEqual(['espeak-ng:yue', 'espeak-ng:yue+f3', 'espeak-ng:yue-latn-jyutping', 'espeak-ng:yue-latn-jyutping+f3']);
+    expect(await ids('no')).toContain('espeak-ng:nb');
+    expect(await ids('arb')).toContain('espeak-ng:ar');
+    expect(await ids('en')).toContain('espeak-ng:en-us');
+    expect(await ids('qqq')).toEqual([]);
+    const { voices } = (await t.app.inject({ method: 'GET', url: '/voices?language=zh' })).json<VoiceList>();
+    expect(voices.find((voice) => voice.id === 'espeak-ng:cmn')).toMatchObject({ language: 'zh-CN', engineLanguage: 'cmn' });
+    expect(voices.find((voice) => voice.id === 'espeak-ng:yue')).toMatchObject({ language: 'zh-HK', engineLanguage: 'yue' });
+    expect(voices.find((voice) => voice.id === 'espeak-ng:hak')).toMatchObject({ language: 'hak' });
+    expect(voices.find((voice) => voice.id === 'espeak-ng:hak')).not.toHaveProperty('engineLanguage');
+  });
 });

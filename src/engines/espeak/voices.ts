@@ -1,3 +1,4 @@
+import { preferredTag } from '../language-tags.js';
 import type { Voice } from '../voice.js';
 import type { EspeakVariantInfo, EspeakVoiceInfo } from './protocol.js';
 
@@ -117,10 +118,12 @@ export class EspeakVoiceCatalog {
   }
 
   private record(base: BaseVoice): Voice {
+    const language = preferredTag(base.language);
     return {
       id: `${ESPEAK_ENGINE}:${base.key}`,
       name: base.name,
-      language: base.language,
+      language,
+      ...(language === base.language ? {} : { engineLanguage: base.language }),
       // eSpeak's default voices are male; only the variants change that.
       gender: 'male',
       engine: ESPEAK_ENGINE,

@@ -3,6 +3,8 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { matchesLanguage } from '../../engines/language-tags.js';
+import type { Voice } from '../../engines/voice.js';
 import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
 import { ErrorBody } from '../../api/errors.js';
@@ -16,6 +18,10 @@ const NEVER_CANCELLED = new AbortController().signal;
 /** Where the voice's preview is: absolute, from the request's own scheme and host (TRUST_PROXY makes them the public ones). */
 function previewUrl(request: FastifyRequest, voiceId: string): string {
   return `${request.protocol}://${request.host}/voices/${encodeURIComponent(voiceId)}/preview`;
+}
+
+function voiceSpeaks(voice: Voice, language: string): boolean {
+  return matchesLanguage(language, voice.language) || (voice.engineLanguage !== undefined && matchesLanguage(language, voice.engineLanguage));
 }
 
 const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -34,10 +40,10 @@ const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const wanted = request.query.language?.toLowerCase();
+      const wanted = request.query.language;
       const voices = app.engines
         .listVoices()
-        .filter((voice) => !wanted || voice.language.toLowerCase() === wanted || voice.language.toLowerCase().startsWith(`${wanted}-`))
+        .filter((voice) => wanted === undefined || voiceSpeaks(voice, wanted))
         .map((voice) => ({ ...voice, preview_url: previewUrl(request, voice.id) }));
       const unavailable = app.engines.unavailable();
       return { status: 'success' as const, voices, ...(unavailable.length > 0 ? { unavailable } : {}) };
