@@ -13,7 +13,7 @@ export function vttTime(seconds: number): string {
 }
 
 /** What the caption breaker needs of a spoken word. */
-export type CaptionText = Pick<SpokenWord, 'text' | 'start' | 'end' | 'sentenceStart' | 'breakBefore'>;
+export type CaptionText = Pick<SpokenWord, 'text' | 'start' | 'end' | 'sentenceStart' | 'breakBefore'> & Partial<Pick<SpokenWord, 'spaceBefore'>>;
 
 /** Whether one line of caption text fits: a character count for audio captions, a measured width for video. */
 export type LineFits = (line: string) => boolean;
@@ -23,6 +23,13 @@ export interface CaptionPiece {
   text: string;
   /** Index into the words given to the breaker. */
   word: number;
+  /** A space goes before it on a line (not between words of a script written without spaces, nor inside a cut word). */
+  spaceBefore: boolean;
+}
+
+/** Words or pieces as one line: a space before those that have one in the text, none at the start. */
+export function joinLine(line: ReadonlyArray<{ spaceBefore?: boolean }>, drawn: (index: number) => string): string {
+  return line.map((piece, index) => (index > 0 && piece.spaceBefore !== false ? ' ' : '') + drawn(index)).join('');
 }
 
 /** One cue as the breaker makes it, with the times of what it shows, before audio or video give it times of its own. */
@@ -79,7 +86,7 @@ export function breakIntoCues(words: readonly CaptionText[], fits: LineFits, sha
   const cut = words.map((word) => cutToFit(word.text, fits));
   const groups: CaptionPiece[][][] = [];
   let lines: CaptionPiece[][] = [[]];
-  const lineText = (line: readonly CaptionPiece[]) => line.map((piece) => piece.text).join(' ');
+  const lineText = (line: readonly CaptionPiece[]) => joinLine(line, (index) => (line[index] as CaptionPiece).text);
   const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
   const newLine = () => {
     if (lines.length < maxLines) lines.push([]);
@@ -94,11 +101,11 @@ export function breakIntoCues(words: readonly CaptionText[], fits: LineFits, sha
     const previous = words[index - 1];
     if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS) || wordsInCue() >= maxWords) newCue();
     else if (word.breakBefore && currentLine().length > 0) newLine();
-    for (const text of cut[index] as string[]) {
-      const line = currentLine();
-      if (line.length > 0 && !fits(lineText([...line, { text, word: index }]))) newLine();
-      currentLine().push({ text, word: index });
-    }
+    (cut[index] as string[]).forEach((text, part) => {
+      const piece = { text, word: index, spaceBefore: part === 0 && word.spaceBefore !== false };
+      if (currentLine().length > 0 && !fits(lineText([...currentLine(), piece]))) newLine();
+      currentLine().push(piece);
+    });
   });
   newCue();
 
@@ -119,7 +126,7 @@ export function breakIntoCues(words: readonly CaptionText[], fits: LineFits, sha
 }
 
 /** A word or a piece of one as a text cue shows it: pieces of one word share its start. */
-export type CueWord = Pick<CaptionText, 'text' | 'start'>;
+export type CueWord = Pick<CaptionText, 'text' | 'start' | 'spaceBefore'>;
 
 export interface AudioCue {
   start: number;
@@ -137,7 +144,7 @@ export function audioCues(words: readonly CaptionText[]): AudioCue[] {
     return {
       start: group.start,
       end: Math.max(end, group.start + 0.001),
-      lines: group.lines.map((line) => line.map((piece) => ({ text: piece.text, start: (words[piece.word] as CaptionText).start }))),
+      lines: group.lines.map((line) => line.map((piece) => ({ text: piece.text, start: (words[piece.word] as CaptionText).start, spaceBefore: piece.spaceBefore }))),
     };
   });
 }
@@ -154,14 +161,13 @@ export function webVttFile(cues: readonly VttCue[]): string {
   const blocks = cues.map((cue) => {
     let lastTag = cue.start;
     const lines = cue.lines.map((line) =>
-      line
-        .map((word) => {
-          // Timestamps must rise strictly inside the cue; pieces of one word share theirs.
-          const tag = word.start > lastTag && word.start < cue.end ? `<${vttTime(word.start)}>` : '';
-          lastTag = Math.max(lastTag, word.start);
-          return tag + escapeVttText(word.text);
-        })
-        .join(' '),
+      joinLine(line, (index) => {
+        const word = line[index] as CueWord;
+        // Timestamps must rise strictly inside the cue; pieces of one word share theirs.
+        const tag = word.start > lastTag && word.start < cue.end ? `<${vttTime(word.start)}>` : '';
+        lastTag = Math.max(lastTag, word.start);
+        return tag + escapeVttText(word.text);
+      }),
     );
     return `${vttTime(cue.start)} --> ${vttTime(cue.end)}\n${lines.join('\n')}`;
   });
@@ -180,7 +186,7 @@ export function srtFile(cues: readonly AudioCue[]): string {
   const srtTime = (seconds: number) => vttTime(seconds).replace('.', ',');
   return cues
     .map((cue, index) => {
-      const lines = cue.lines.map((line) => escapeSrtText(line.map((word) => word.text).join(' ')));
+      const lines = cue.lines.map((line) => escapeSrtText(joinLine(line, (word) => (line[word] as CueWord).text)));
       return `${index + 1}\n${srtTime(cue.start)} --> ${srtTime(cue.end)}\n${lines.join('\n')}\n`;
     })
     .join('\n');

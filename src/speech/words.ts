@@ -1,6 +1,7 @@
 import type { Speech } from './speech.js';
+import { spokenWeight, textTokens, type TextToken as Token } from './word-segments.js';
 
-/** A word of the request text as spoken: what stands between two spaces, with when it is said. */
+/** A word of the request text as spoken (see textTokens), with when it is said. */
 export interface SpokenWord {
   /** The word as shown: control characters dropped; words merged into it joined by a space. */
   text: string;
@@ -14,36 +15,18 @@ export interface SpokenWord {
   breakBefore: boolean;
   /** The word begins a sentence the engine spoke on its own. */
   sentenceStart: boolean;
-}
-
-interface Token {
-  text: string;
-  offset: number;
-  /** Length in the request text, control characters included. */
-  length: number;
-  breakBefore: boolean;
-}
-
-const LINE_BREAK = /[\n\v\f\r\u0085\u2028\u2029]/;
-
-/** Runs of non-space characters, with control characters dropped (they draw nothing and would break the ASS line). */
-function tokenize(text: string): Token[] {
-  const tokens: Token[] = [];
-  let gapStart = 0;
-  for (const match of text.matchAll(/\S+/gu)) {
-    const shown = match[0].replace(/\p{Cc}/gu, '');
-    if (shown) tokens.push({ text: shown, offset: match.index, length: match[0].length, breakBefore: tokens.length > 0 && LINE_BREAK.test(text.slice(gapStart, match.index)) });
-    gapStart = match.index + match[0].length;
-  }
-  return tokens;
+  /** A space stands before it in the request text (false between words of a script written without spaces). */
+  spaceBefore: boolean;
 }
 
 /**
  * Gives every token a start: the earliest engine word event inside it or, for engines without word events,
- * a share of its sentence proportional to its length. Tokens no word event falls in (a lone dash) join the word before.
+ * a share of its sentence by spokenWeight. An engine word that covers several tokens of a script written without
+ * spaces (eSpeak NG reads a Japanese sentence as one) shares its time among those without an event of their own.
+ * Tokens no word event falls in (a lone dash) join the word before.
  */
 export function timedWords(text: string, speech: Speech): SpokenWord[] {
-  const tokens = tokenize(text);
+  const tokens = textTokens(text);
   const starts = new Array<number | undefined>(tokens.length);
   const ends = new Array<number | undefined>(tokens.length);
   const tokenAt = (offset: number) => {
@@ -60,25 +43,40 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
     starts[index] = Math.min(starts[index] ?? start, start);
     ends[index] = Math.max(ends[index] ?? end, end);
   };
+  const spread = (indices: readonly number[], start: number, end: number) => {
+    const weights = indices.map((index) => spokenWeight(tokens[index] as Token));
+    const total = weights.reduce((sum, weight) => sum + weight, 0);
+    let done = 0;
+    indices.forEach((index, position) => {
+      const from = start + ((end - start) * done) / total;
+      done += weights[position] as number;
+      time(index, from, start + ((end - start) * done) / total);
+    });
+  };
   if (speech.words.length > 0) {
-    for (const word of speech.words) {
+    const owners = speech.words.map((word) => {
       const index = tokenAt(word.textOffset);
       const token = tokens[index];
-      if (token && word.textOffset < token.offset + token.length) time(index, word.start, word.end);
-    }
+      return token && word.textOffset < token.offset + token.length ? index : undefined;
+    });
+    const owned = new Set(owners);
+    speech.words.forEach((word, position) => {
+      const owner = owners[position];
+      if (owner === undefined) return;
+      const covered = [owner];
+      for (let index = owner + 1; index < tokens.length; index++) {
+        const token = tokens[index] as Token;
+        if (token.spaceBefore || token.offset >= word.textOffset + word.textLength || owned.has(index)) break;
+        covered.push(index);
+      }
+      spread(covered, word.start, word.end);
+    });
   } else {
     for (const sentence of speech.sentences) {
       const inside = tokens.flatMap((token, index) =>
         token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
       );
-      const weights = inside.map((index) => (tokens[index] as Token).text.length + 1);
-      const total = weights.reduce((sum, weight) => sum + weight, 0);
-      let done = 0;
-      inside.forEach((index, position) => {
-        const from = sentence.start + ((sentence.end - sentence.start) * done) / total;
-        done += weights[position] as number;
-        time(index, from, sentence.start + ((sentence.end - sentence.start) * done) / total);
-      });
+      spread(inside, sentence.start, sentence.end);
     }
   }
   const sentenceOffsets = new Set(speech.sentences.map((sentence) => tokenAt(sentence.textOffset)));
@@ -97,13 +95,14 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
     latest = Math.max(latest, start);
     const lead = pendingPrefix[0];
     words.push({
-      text: [...pendingPrefix, token].map((part) => part.text).join(' '),
+      text: joined([...pendingPrefix, token]),
       start: latest,
       end: Math.max(latest, ends[index] ?? latest),
       offset: lead?.offset ?? token.offset,
       length: token.offset + token.length - (lead?.offset ?? token.offset),
       breakBefore: (lead ?? token).breakBefore,
       sentenceStart: sentenceOffsets.has(index) || words.length === 0,
+      spaceBefore: (lead ?? token).spaceBefore,
     });
     pendingPrefix = [];
   });
@@ -112,9 +111,14 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
   return words;
 }
 
+/** Tokens as one word's text: a space where the request text has one. */
+function joined(tokens: readonly Token[]): string {
+  return tokens.map((token, index) => (index > 0 && token.spaceBefore ? ` ${token.text}` : token.text)).join('');
+}
+
 function extend(word: SpokenWord, tokens: readonly Token[]): void {
   const final = tokens.at(-1) as Token;
-  word.text += ` ${tokens.map((token) => token.text).join(' ')}`;
+  word.text += ((tokens[0] as Token).spaceBefore ? ' ' : '') + joined(tokens);
   word.length = final.offset + final.length - word.offset;
 }
 

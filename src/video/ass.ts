@@ -1,5 +1,6 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import type { CaptionPiece, Captions } from './captions.js';
+import { joinLine } from '../speech/captions.js';
 import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
 import { forBt601Drawing } from './colour.js';
@@ -71,7 +72,12 @@ function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: Capti
   const highlight = `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}`;
   const plain = `{\\1c${assColour(look.textColour)}&${scale(100)}}`;
   return lines
-    .map((line) => line.map((piece) => (piece.word === lit ? `${highlight}${drawnText(piece.text, font)}${plain}` : drawnText(piece.text, font))).join(' '))
+    .map((line) =>
+      joinLine(line, (index) => {
+        const piece = line[index] as CaptionPiece;
+        return piece.word === lit ? `${highlight}${drawnText(piece.text, font)}${plain}` : drawnText(piece.text, font);
+      }),
+    )
     .join('\\N');
 }
 

@@ -13,7 +13,7 @@ export function webVtt(captions: Captions): string {
       .map((cue) => ({
         start: seconds(cue.startFrame),
         end: seconds(cue.endFrame),
-        lines: cue.lines.map((line) => line.map((piece) => ({ text: piece.text, start: seconds(captions.wordFrames[piece.word] as number) }))),
+        lines: cue.lines.map((line) => line.map((piece) => ({ text: piece.text, start: seconds(captions.wordFrames[piece.word] as number), spaceBefore: piece.spaceBefore }))),
       })),
   );
 }
