@@ -7,12 +7,15 @@ export interface FrameSize {
 }
 
 const SHORT_SIDE: Record<VideoResolution, number> = { '1080p': 1080, '720p': 720 };
+/** 4:5 at 1080p is Instagram's feed size, 1080×1350; at 720p it is 720 high, 576×720 (both sides even, as x264 needs). */
+const FOUR_FIVE: Record<VideoResolution, FrameSize> = { '1080p': { width: 1080, height: 1350 }, '720p': { width: 576, height: 720 } };
 
 export function frameSize(resolution: VideoResolution, aspectRatio: AspectRatio): FrameSize {
   const short = SHORT_SIDE[resolution];
   const long = (short * 16) / 9;
   if (aspectRatio === '16:9') return { width: long, height: short };
   if (aspectRatio === '9:16') return { width: short, height: long };
+  if (aspectRatio === '4:5') return { ...FOUR_FIVE[resolution] };
   return { width: short, height: short };
 }
 
@@ -33,6 +36,9 @@ const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
   // their tabs over the top tenth.
   '9:16': { left: 0.06, right: 0.15, top: 0.12, bottom: 0.26, fontSize: 0.068 },
   '1:1': { left: 0.08, right: 0.08, top: 0.09, bottom: 0.09, fontSize: 0.062 },
+  // Instagram's feed: the profile grid crops 4:5 to 3:4 (about 3 % off each side), and the feed draws its mute and
+  // tags buttons over the bottom corners.
+  '4:5': { left: 0.08, right: 0.08, top: 0.08, bottom: 0.12, fontSize: 0.064 },
 };
 
 /** Caption geometry in pixels of the frame (the ASS script uses the frame size as its coordinate system). */

@@ -4,13 +4,17 @@ import { CAPTION_FAMILIES } from './font.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
   default: '1080p',
-  description: 'Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920 or 1080×1080; 720p gives 1280×720, 720×1280 or 720×720.',
+  description:
+    'Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920, 1080×1080 or 1080×1350; 720p gives 1280×720, ' +
+    '720×1280 or 720×720, and for 4:5 576×720 (720 high).',
 });
 export type VideoResolution = Static<typeof VideoResolution>;
 
-export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'), Type.Literal('1:1')], {
+export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'), Type.Literal('1:1'), Type.Literal('4:5')], {
   default: '16:9',
-  description: '16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square.',
+  description:
+    '16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square, ' +
+    "4:5 Instagram's feed size (captions clear of its bottom corners' buttons and of the profile grid's 3:4 crop).",
 });
 export type AspectRatio = Static<typeof AspectRatio>;
 

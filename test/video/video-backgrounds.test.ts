@@ -77,7 +77,7 @@ describe('backgrounds', () => {
     expectColour(pixel(frame, size.width - 100, size.height - 40), '1030E0', 6);
   });
 
-  for (const aspectRatio of ['16:9', '1:1'] as const) {
+  for (const aspectRatio of ['16:9', '1:1', '4:5'] as const) {
     it(`${aspectRatio}: a gradient and an image fill the frame and decode without an error`, async () => {
       const other = frameSize('720p', aspectRatio);
       const text = 'Other shapes of frame';

@@ -4,7 +4,7 @@ import { videoCost } from '../../src/jobs/pricing.js';
 import type { ErrorBody } from '../../src/api/errors.js';
 import type { TtsVideoResponse } from '../../src/api/video.js';
 import { useTestApp } from '../helpers/helpers.js';
-import { meanVolume, probe, rawStreams } from '../helpers/media.js';
+import { decodeErrors, meanVolume, probe, rawStreams } from '../helpers/media.js';
 import { INJECTIONS } from '../helpers/video-helpers.js';
 
 const VOICE = 'espeak-ng:en-us';
@@ -72,12 +72,18 @@ describe('POST /tts-video', () => {
     expect(vttText(vtt.body.toString('utf8'))).toBe(text.replace(/\s+/g, ' '));
   });
 
-  it('makes portrait 720p at a variable rate, and any text without burned-in captions', async () => {
+  it('makes portrait 720p at a variable rate, 4:5 for Instagram\'s feed, and any text without burned-in captions', async () => {
     const portrait = await ttsVideo({ text: SENTENCE, voice: VOICE, resolution: '720p', aspect_ratio: '9:16', frame_rate: 'variable', fps: 25 });
     expect(portrait).toMatchObject({ width: 720, height: 1280, fps: 25, frameRate: 'variable' });
     const [video] = await rawStreams(fileOf(portrait.url));
     expect(video).toMatchObject({ width: 720, height: 1280 });
     expect(Number(video?.nb_frames)).toBeLessThan(portrait.duration * 25 * 0.5);
+
+    const feed = await ttsVideo({ text: SENTENCE, voice: VOICE, resolution: '720p', aspect_ratio: '4:5' });
+    expect(feed).toMatchObject({ width: 576, height: 720 });
+    const [feedVideo] = await rawStreams(fileOf(feed.url));
+    expect(feedVideo).toMatchObject({ codec_name: 'h264', pix_fmt: 'yuv420p', width: 576, height: 720 });
+    expect(await decodeErrors(fileOf(feed.url))).toBe('');
 
     const plain = await ttsVideo({ text: '你好，世界。Hello world.', voice: VOICE, aspect_ratio: '1:1', subtitles: false });
     expect(plain).toMatchObject({ width: 1080, height: 1080, subtitles: false });
@@ -96,6 +102,7 @@ describe('POST /tts-video refusals', () => {
     { name: 'unknown voice', body: { text, voice: 'espeak-ng:klingon' }, status: 400, code: 'UNKNOWN_VOICE', field: 'voice' },
     { name: 'unknown resolution', body: { text, voice: VOICE, resolution: '4k' }, status: 400, code: 'VALIDATION_ERROR', field: 'resolution' },
     { name: 'unknown aspect ratio', body: { text, voice: VOICE, aspect_ratio: '4:3' }, status: 400, code: 'VALIDATION_ERROR', field: 'aspect_ratio' },
+    { name: '4:5 upside down', body: { text, voice: VOICE, aspect_ratio: '5:4' }, status: 400, code: 'VALIDATION_ERROR', field: 'aspect_ratio' },
     { name: 'subtitles as a string', body: { text, voice: VOICE, subtitles: 'yes' }, status: 400, code: 'VALIDATION_ERROR', field: 'subtitles' },
     { name: 'fps too high', body: { text, voice: VOICE, fps: 120 }, status: 400, code: 'VALIDATION_ERROR', field: 'fps' },
     { name: 'fps not whole', body: { text, voice: VOICE, fps: 29.97 }, status: 400, code: 'VALIDATION_ERROR', field: 'fps' },

@@ -13,9 +13,11 @@ const SIZES: Array<[VideoResolution, AspectRatio, number, number]> = [
   ['1080p', '16:9', 1920, 1080],
   ['1080p', '9:16', 1080, 1920],
   ['1080p', '1:1', 1080, 1080],
+  ['1080p', '4:5', 1080, 1350],
   ['720p', '16:9', 1280, 720],
   ['720p', '9:16', 720, 1280],
   ['720p', '1:1', 720, 720],
+  ['720p', '4:5', 576, 720],
 ];
 
 const LONG_TEXT =
@@ -37,7 +39,8 @@ describe('frame sizes and safe areas', () => {
       // Portrait: clear of the phone apps' column of buttons on the right.
       if (aspectRatio === '9:16') expect(box.marginRight).toBeGreaterThanOrEqual(width * 0.15);
       expect(box.maxLineWidth + 2 * box.outline).toBeLessThan(width - box.marginLeft - box.marginRight);
-      expect(box.marginBottom).toBeGreaterThanOrEqual(height * (aspectRatio === '9:16' ? 0.2 : 0.05));
+      // 9:16 and 4:5: above the buttons phone apps draw over the bottom of the picture.
+      expect(box.marginBottom).toBeGreaterThanOrEqual(height * ({ '9:16': 0.2, '4:5': 0.11 }[aspectRatio as string] ?? 0.05));
       // Two lines fit above the bottom margin and below the top fifth.
       expect(box.marginBottom + 2 * box.fontSize * 1.25).toBeLessThan(height * 0.8);
     });
@@ -45,7 +48,7 @@ describe('frame sizes and safe areas', () => {
 });
 
 describe('caption cues', () => {
-  for (const aspectRatio of ['16:9', '9:16', '1:1'] as const) {
+  for (const aspectRatio of ['16:9', '9:16', '1:1', '4:5'] as const) {
     it(`${aspectRatio}: at most two lines per cue, each no wider than the box by the real font`, () => {
       const captions = layout(LONG_TEXT, aspectRatio);
       const font = captionFont();

@@ -21,12 +21,14 @@ const work = useTempDir('voxreel-render-');
 async function render(
   resolution: VideoResolution,
   aspectRatio: AspectRatio,
-  options: { frameRate?: FrameRate; subtitles?: boolean; tag?: string } = {},
+  options: { frameRate?: FrameRate; subtitles?: boolean; tag?: string; splice?: false } = {},
 ): Promise<{ file: string; captions: Captions }> {
   const size = frameSize(resolution, aspectRatio);
   const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio, fps: FPS });
-  const file = path.join(work, `${resolution}-${aspectRatio.replace(':', 'x')}-${options.frameRate ?? 'constant'}-${options.subtitles ?? true}${options.tag ?? ''}.mp4`);
+  const way = options.splice === false ? '-plain' : '';
+  const file = path.join(work, `${resolution}-${aspectRatio.replace(':', 'x')}-${options.frameRate ?? 'constant'}-${options.subtitles ?? true}${options.tag ?? ''}${way}.mp4`);
   await renderVideo(ffmpeg, {
+    splice: options.splice,
     speech,
     size,
     fps: FPS,
@@ -51,18 +53,23 @@ function frameInCue(captions: Captions, cue: number): number {
 }
 
 describe('renderVideo at every size', () => {
-  const sizes: Array<[VideoResolution, AspectRatio]> = [
+  // The splicer's path for every size, and the plain path for 4:5 (576 is a whole number of macroblocks, 1350 is not).
+  const sizes: Array<[VideoResolution, AspectRatio, ('plain' | undefined)?]> = [
     ['1080p', '16:9'],
     ['1080p', '9:16'],
     ['1080p', '1:1'],
+    ['1080p', '4:5'],
     ['720p', '16:9'],
     ['720p', '9:16'],
     ['720p', '1:1'],
+    ['720p', '4:5'],
+    ['720p', '4:5', 'plain'],
+    ['1080p', '4:5', 'plain'],
   ];
-  for (const [resolution, aspectRatio] of sizes) {
-    it(`${resolution} ${aspectRatio}: H.264 + AAC at the exact size, narration-long, audible, captions in the safe area`, async () => {
+  for (const [resolution, aspectRatio, way] of sizes) {
+    it(`${resolution} ${aspectRatio}${way ? ` (${way})` : ''}: H.264 + AAC at the exact size, narration-long, audible, captions in the safe area`, async () => {
       const { width, height } = frameSize(resolution, aspectRatio);
-      const { file, captions } = await render(resolution, aspectRatio);
+      const { file, captions } = await render(resolution, aspectRatio, way === 'plain' ? { splice: false } : {});
       const info = await probe(file);
       expect(info.formatName).toContain('mp4');
       const [video, audio] = await rawStreams(file);
@@ -85,6 +92,9 @@ describe('renderVideo at every size', () => {
         if (aspectRatio === '9:16') expect(box!.right).toBeLessThanOrEqual(width * 0.85);
         expect(box!.bottom).toBeLessThanOrEqual(height - captions.box.marginBottom + captions.box.outline + 2);
         if (aspectRatio === '9:16') expect(box!.bottom).toBeLessThan(height * 0.8);
+        // Instagram's feed: above its bottom buttons, inside the profile grid's 3:4 crop.
+        if (aspectRatio === '4:5') expect(box!.bottom).toBeLessThan(height * 0.88);
+        if (aspectRatio === '4:5') expect(Math.min(box!.left, width - box!.right)).toBeGreaterThan(width * 0.04);
       }
       // Before the first word, nothing is drawn.
       expect(captionPixels(await decodeFrame(file, 0, FPS), width).count).toBe(0);
