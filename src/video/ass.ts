@@ -3,6 +3,7 @@ import type { CaptionPiece, Captions } from './captions.js';
 import { joinLine } from '../speech/captions.js';
 import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
+import { visualRuns } from './bidi.js';
 import { forBt601Drawing } from './colour.js';
 
 export { CAPTION_COLOURS } from './caption-style.js';
@@ -47,38 +48,62 @@ export function boundaryCentiseconds(frame: number, fps: number): number {
   return frame === 0 ? 0 : Math.floor(((frame * 1000) / fps - 1) / 10);
 }
 
+/** Unicode's right-to-left isolate and its end: zero width, never looked up in a font. */
+const RIGHT_TO_LEFT_ISOLATE = '\u2067';
+const POP_ISOLATE = '\u2069';
+
+/**
+ * Two values of the secondary colour (unused without karaoke tags, so drawn as nothing), alternated between the
+ * runs of a right-to-left line: each change starts a glyph run, so libass never merges two runs and reorders them.
+ */
+const RUN_SPLITS = ['{\\2c&H000001&}', '{\\2c&H000002&}'] as const;
+
 /**
  * A piece of text with each run the style's font lacks in an explicit `\fn` of the fallback face that measured it,
  * so libass draws exactly what layout measured; family names come from our registry, never from the text. The weight
  * is asked for exactly too: libass takes the closest weight of a family among our fonts and fontconfig's, so a
- * regular DejaVu Sans of the system would beat our bold one under a style that is not bold.
+ * regular DejaVu Sans of the system would beat our bold one under a style that is not bold. Right to left, the face
+ * runs come last to first, each isolated right to left: libass lays every glyph run out by itself, left to right
+ * among the others.
  */
-function drawnText(text: string, font: CaptionFont): string {
+function drawnText(text: string, font: CaptionFont, rightToLeft = false): string {
   const { primary } = font;
   const select = (face: FontFace, weightChanges: boolean) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}}`;
-  return font
-    .runs(text)
-    .map(({ text: run, face }) => {
-      if (face === primary) return escapeAssText(run);
-      const weightChanges = face.bold !== primary.bold;
-      return `${select(face, weightChanges)}${escapeAssText(run)}${select(primary, weightChanges)}`;
+  const runs = font.runs(text).map(({ text: run, face }) => {
+    const drawn = rightToLeft ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(run)}${POP_ISOLATE}` : escapeAssText(run);
+    if (face === primary) return drawn;
+    const weightChanges = face.bold !== primary.bold;
+    return `${select(face, weightChanges)}${drawn}${select(primary, weightChanges)}`;
+  });
+  return (rightToLeft ? runs.reverse() : runs).join('');
+}
+
+/**
+ * One line of a cue with the word `lit` in the highlight: as written when it runs left to right throughout;
+ * otherwise in runs in visual order (bidi.ts), so the words stand where a reader of the line expects them, the lit
+ * one in place, and punctuation on the side the line's direction puts it.
+ */
+function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, look: CaptionLook): string {
+  const { litScale } = STYLE_PRESETS[look.style];
+  const scale = (percent: number) => (litScale === 100 ? '' : `\\fscx${percent}\\fscy${percent}`);
+  const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}${drawn}{\\1c${assColour(look.textColour)}&${scale(100)}}`;
+  const runs = visualRuns(line);
+  if (!runs) {
+    return joinLine(line, (index) => {
+      const piece = line[index] as CaptionPiece;
+      return piece.word === lit ? highlighted(drawnText(piece.text, font)) : drawnText(piece.text, font);
+    });
+  }
+  return runs
+    .map((run, index) => {
+      const drawn = `${RUN_SPLITS[index % 2]}${drawnText(run.text, font, run.rightToLeft)}`;
+      return line[run.piece]?.word === lit ? highlighted(drawn) : drawn;
     })
     .join('');
 }
 
 function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook): string {
-  const { litScale } = STYLE_PRESETS[look.style];
-  const scale = (percent: number) => (litScale === 100 ? '' : `\\fscx${percent}\\fscy${percent}`);
-  const highlight = `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}`;
-  const plain = `{\\1c${assColour(look.textColour)}&${scale(100)}}`;
-  return lines
-    .map((line) =>
-      joinLine(line, (index) => {
-        const piece = line[index] as CaptionPiece;
-        return piece.word === lit ? `${highlight}${drawnText(piece.text, font)}${plain}` : drawnText(piece.text, font);
-      }),
-    )
-    .join('\\N');
+  return lines.map((line) => lineText(line, lit, font, look)).join('\\N');
 }
 
 /**

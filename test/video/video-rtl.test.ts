@@ -1,0 +1,107 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assScript, escapeAssText } from '../../src/video/ass.js';
+import type { CaptionStyleName } from '../../src/video/caption-style.js';
+import type { Captions } from '../../src/video/captions.js';
+import { frameSize } from '../../src/video/frame.js';
+import { fontsDirFor } from '../../src/video/font.js';
+import { layoutCaptions } from '../../src/video/layout.js';
+import { filterValue } from '../../src/video/render.js';
+import { runFfmpeg } from '../helpers/media.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { toneSpeech } from '../helpers/video-helpers.js';
+
+const FPS = 30;
+const SIZE = frameSize('720p', '16:9');
+const work = useTempDir('voxreel-rtl-');
+const RIGHT_TO_LEFT_ISOLATE = '\u2067';
+const POP_ISOLATE = '\u2069';
+
+/** Draws one dialogue of a script (its style kept, shown from 0 s) on a black frame: RGB24. */
+async function draw(script: string, dialogue: string, name: string): Promise<Buffer> {
+  const head = script.split('\n').filter((line) => !line.startsWith('Dialogue:'));
+  const file = path.join(work, `${name}.ass`);
+  await writeFile(file, [...head, `Dialogue: 0,0:00:00.00,0:00:05.00,Caption,,0,0,0,,${dialogue}`, ''].join('\n'));
+  const filter = `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`;
+  const { stdout } = await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=black:s=${SIZE.width}x${SIZE.height}:d=1:r=${FPS}`, '-vf', filter, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
+  return stdout;
+}
+
+/** Pixels drawn bright (text, lit or not; not outlines, boxes or background), as one bit each. */
+function ink(frame: Buffer): Uint8Array {
+  const mask = new Uint8Array(frame.length / 3);
+  for (let pixel = 0; pixel < mask.length; pixel += 1) mask[pixel] = Math.max(frame[pixel * 3] as number, frame[pixel * 3 + 1] as number, frame[pixel * 3 + 2] as number) >= 128 ? 1 : 0;
+  return mask;
+}
+
+/** The leftmost and rightmost inked columns: where the line's first and last marks (a full stop) stand. */
+function inkedColumns(mask: Uint8Array): { left: number; right: number } {
+  let left = SIZE.width;
+  let right = -1;
+  mask.forEach((bit, pixel) => {
+    if (!bit) return;
+    left = Math.min(left, pixel % SIZE.width);
+    right = Math.max(right, pixel % SIZE.width);
+  });
+  return { left, right };
+}
+
+/** Share of the inked pixels of either frame that the other does not ink. */
+function difference(a: Uint8Array, b: Uint8Array): number {
+  let differing = 0;
+  let inked = 0;
+  for (let pixel = 0; pixel < a.length; pixel += 1) {
+    if (a[pixel] || b[pixel]) inked += 1;
+    if (a[pixel] !== b[pixel]) differing += 1;
+  }
+  return differing / Math.max(1, inked);
+}
+
+function captionsOf(text: string, style: CaptionStyleName): Captions {
+  return layoutCaptions({ text, speech: toneSpeech(text), size: SIZE, aspectRatio: '16:9', fps: FPS, look: { style } });
+}
+
+/** The dialogue text of each event of the script (one per caption state), in order. */
+function dialogues(captions: Captions): string[] {
+  return assScript(captions)
+    .split('\n')
+    .filter((line) => line.startsWith('Dialogue:'))
+    .map((event) => event.split(',').slice(9).join(','));
+}
+
+describe('right-to-left captions', () => {
+  const cases = [
+    { name: 'arabic', text: 'مرحبا بكم في قناتنا.' },
+    { name: 'hebrew', text: 'שלום לכולם וברוכים הבאים.' },
+    { name: 'arabic-with-latin', text: 'نستخدم GPT في قناتنا اليوم.' },
+  ];
+
+  it.each(cases.flatMap((entry) => (['karaoke', 'subtitle'] as const).map((style) => ({ ...entry, style }))))(
+    '$name, $style: every state draws the line as the expected string, in logical order, right to left, the lit word in place',
+    async ({ name, text, style }) => {
+      const captions = captionsOf(text, style);
+      expect(captions.cues).toHaveLength(1);
+      const script = assScript(captions);
+      // The expected drawing: the whole line as written, in one run isolated right to left, nothing lit.
+      const expected = ink(await draw(script, `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(text)}${POP_ISOLATE}`, `${name}-${style}-expected`));
+      expect(expected.reduce((sum, bit) => sum + bit, 0)).toBeGreaterThan(500);
+      const events = dialogues(captions);
+      expect(events).toHaveLength(style === 'karaoke' ? text.split(' ').length : 1);
+      for (const [index, dialogue] of events.entries()) {
+        const drawn = ink(await draw(script, dialogue, `${name}-${style}-${index}`));
+        // Antialiased edges of a lit (yellow) word differ a little from a white one's.
+        expect(difference(drawn, expected), `state ${index} (${dialogue})`).toBeLessThan(0.06);
+        // The full stop at the line's left end, where a reader of a right-to-left line expects it.
+        const [edges, expectedEdges] = [inkedColumns(drawn), inkedColumns(expected)];
+        expect(Math.abs(edges.left - expectedEdges.left)).toBeLessThanOrEqual(3);
+        expect(Math.abs(edges.right - expectedEdges.right)).toBeLessThanOrEqual(3);
+      }
+      // What libass draws from the pieces written in logical order with a lit word between them (before bidi.ts): not the expected line.
+      const pieces = captions.cues[0]?.lines[0] ?? [];
+      const naive = pieces.map((piece, index) => (index === 1 ? `{\\1c&H0046D7FA&}${escapeAssText(piece.text)}{\\1c&H00FFFFFF&}` : escapeAssText(piece.text))).join(' ');
+      if (style === 'karaoke') expect(difference(ink(await draw(script, naive, `${name}-${style}-naive`)), expected)).toBeGreaterThan(0.3);
+    },
+    60_000,
+  );
+});
