@@ -50,5 +50,14 @@ export function firstMinuteSection(result: FirstMinuteResult | null): string[] {
           '',
         ]
       : [`Piper against piper-tts: not measured (${result.piper.reason}).`, '']),
+    ...(result.docker.measured
+      ? [
+          `The Docker image (this Dockerfile, built here on the offline stand-in base images of ../shared/tools/docker-local.sh, ` +
+            `in ${result.docker.buildSeconds} s): **${mb(result.docker.sizeMb)}**; it runs the compiled build (\`bin/voxreel serve\`). ` +
+            `From \`docker run\` to listening ${spread(result.docker.listeningMs)}, to \`/readyz\` 200 ${spread(result.docker.readyMs)} ` +
+            `(start-up voice \`${result.docker.warmVoice ?? 'none'}\`, ${result.docker.readyMs.runs.length} runs).`,
+          '',
+        ]
+      : [`The Docker image: not measured (${result.docker.reason}).`, '']),
   ];
 }

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { startServer, startWorker, type RunningServer } from '../test/helpers/server-process.js';
+import { measureDockerImage, type DockerImageResult } from './docker-image.js';
 import { descendants, type ChildKind } from './memory.js';
 import { comparePiper, installPiperTts, type PiperComparison } from './piper-compare.js';
 import { CACHES_OFF, postOk, procStatusKb, startService, type Service } from './service.js';
@@ -49,6 +50,8 @@ export interface FirstMinuteResult {
   underLoad: { seconds: number; ready: number; of: number };
   /** The Piper engine against PyPI's piper-tts on the same model and text (bench/piper-compare.ts). */
   piper: PiperComparison;
+  /** The Docker image built from this checkout: size, start to ready. */
+  docker: DockerImageResult;
 }
 
 const STARTUP_ENV = { ...CACHES_OFF, WARM_VOICE: 'auto' };
@@ -179,5 +182,6 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
     (error: unknown): PiperComparison => ({ measured: false, reason: `piper-tts could not be installed: ${String(error)}` }),
   );
   if (piper.measured) console.log(`  Piper: ${piper.ratio.p50}× piper-tts's speed; first audio ${piper.firstAudio.voxreel.p50} ms (piper-tts ${piper.firstAudio.piperTts.p50} ms)`);
-  return { listeningMs: timings(listening), readyMs: timings(ready), warmVoice, firstRequests, idle, peakMb, paths, underLoad, piper };
+  const docker = await measureDockerImage(options.startRuns);
+  return { listeningMs: timings(listening), readyMs: timings(ready), warmVoice, firstRequests, idle, peakMb, paths, underLoad, piper, docker };
 }
