@@ -7,6 +7,7 @@ import { AppError } from '../../src/errors.js';
 import type { AspectRatio, VideoResolution } from '../../src/api/video.js';
 import { assScript, escapeAssText } from '../../src/video/ass.js';
 import type { CaptionPiece, Captions } from '../../src/video/captions.js';
+import { joinLine } from '../../src/speech/captions.js';
 import { assertDrawable, CAPTION_FAMILIES, captionFont, FONTS_DIR, fontsDirFor, type CaptionFamily } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
@@ -20,7 +21,7 @@ import { captionPixels, INJECTIONS, toneSpeech } from '../helpers/video-helpers.
 const FPS = 30;
 const work = useTempDir('voxreel-fonts-');
 
-/** One word (no space) of each script a fallback font draws, and one the family's own face draws. */
+/** A run without spaces of each script a fallback font draws (layout cuts Chinese, Japanese and Thai into words), and one the family's own face draws. */
 const SAMPLES = {
   chinese: '你好世界，繁體中文',
   japanese: 'こんにちは、カタカナと漢字',
@@ -54,11 +55,33 @@ async function render(text: string, family: CaptionFamily, options: { resolution
   return { file, captions };
 }
 
-/** A frame in the middle of the first caption state that shows word `word`. */
-function frameOfWord(captions: Captions, word: number): number {
+/** A line as drawn: its pieces joined, with a space only where the text has one. */
+function lineText(line: readonly CaptionPiece[]): string {
+  return joinLine(line, (index) => (line[index] as CaptionPiece).text);
+}
+
+/** A frame in the middle of the first caption state that shows word `word`, and that state's cue. */
+function shownWord(captions: Captions, word: number): { frame: number; cue: number } {
   const state = captions.states.find((candidate) => candidate.word === word);
   if (!state) throw new Error(`word ${word} is never shown`);
-  return Math.floor((state.startFrame + state.endFrame) / 2);
+  return { frame: Math.floor((state.startFrame + state.endFrame) / 2), cue: state.cue };
+}
+
+function frameOfWord(captions: Captions, word: number): number {
+  return shownWord(captions, word).frame;
+}
+
+/** The words layout made of `sample`, a part of the request `text` (at its first occurrence). */
+function wordsOf(captions: Captions, text: string, sample: string): number[] {
+  const start = text.indexOf(sample);
+  const words = captions.words.flatMap((word, index) => (word.offset >= start && word.offset < start + sample.length ? [index] : []));
+  if (start < 0 || captions.words[words[0] ?? -1]?.offset !== start) throw new Error(`no word begins "${sample}"`);
+  return words;
+}
+
+/** The first word layout made of `sample` in `text`. */
+function firstWordOf(captions: Captions, text: string, sample: string): number {
+  return wordsOf(captions, text, sample)[0] as number;
 }
 
 /** Runs fontconfig with no font directory at all while `body` runs: libass then sees only the fonts we hand it. */
@@ -198,7 +221,11 @@ describe('the ASS script', () => {
     const back = `{\\fn${font.primary.family}${family === 'display' ? '\\b0' : ''}}`;
     expect(script).toMatch(new RegExp(`^Style: Caption,${font.primary.family},\\d+,[^,]+,[^,]+,[^,]+,[^,]+,${family === 'display' ? 0 : -1},`, 'm'));
     const event = script.split('\n').find((line) => line.startsWith('Dialogue:')) ?? '';
-    expect(event).toContain(`{\\fnNoto Sans SC${bold}}${SAMPLES.chinese}${back}`);
+    // Chinese is several words, each written as a run of its own (no space between them).
+    const chinese = wordsOf(captions, text, SAMPLES.chinese).map((word) => captions.words[word]?.text ?? '');
+    expect(chinese.length).toBeGreaterThan(1);
+    expect(chinese.join('')).toBe(SAMPLES.chinese);
+    expect(event).toContain(` ${chinese.map((word) => `{\\fnNoto Sans SC${bold}}${word}${back}`).join('')} `);
     expect(event).toContain(`{\\fnNoto Sans Devanagari${bold}}${SAMPLES.hindi}${back}`);
     expect(event).toMatch(new RegExp(`(^|[,}])${SAMPLES.latin}`));
   });
@@ -230,7 +257,7 @@ describe('the ASS script', () => {
 
 describe('rendered with real ffmpeg', () => {
   const families = new Map<CaptionFamily, Promise<Rendered>>();
-  // Every word its own cue (pauses longer than a cue's), so each frame shows one script.
+  // Pauses longer than a cue's between the samples, so each sample is a cue of its own and each frame shows one script.
   const rendered = (family: CaptionFamily) => {
     let promise = families.get(family);
     if (!promise) {
@@ -245,10 +272,13 @@ describe('rendered with real ffmpeg', () => {
     const { width } = frameSize('720p', '9:16');
     const { box } = captions;
     const font = captionFont(family);
-    for (const [word, name] of SAMPLE_NAMES.entries()) {
-      const drawn = captionPixels(await decodeFrame(file, frameOfWord(captions, word), FPS), width);
+    for (const name of SAMPLE_NAMES) {
+      const { frame, cue } = shownWord(captions, firstWordOf(captions, SAMPLE_TEXT, SAMPLES[name]));
+      const lines = captions.cues[cue]?.lines ?? [];
+      expect(lines.map(lineText), name).toEqual([SAMPLES[name]]);
+      const drawn = captionPixels(await decodeFrame(file, frame, FPS), width);
       expect(drawn.count, name).toBeGreaterThan(300);
-      const measured = font.width(SAMPLES[name], box.fontSize);
+      const measured = font.width(lineText(lines[0] ?? []), box.fontSize);
       // The white fill (the outline is black): the advance less the side bearings of the first and last glyph.
       const inked = (drawn.box?.right ?? 0) - (drawn.box?.left ?? 0) + 1;
       expect(inked, `${name}: ${inked} px drawn, ${measured.toFixed(1)} measured`).toBeLessThanOrEqual(measured + 2);
@@ -260,13 +290,15 @@ describe('rendered with real ffmpeg', () => {
 
   it('draws a fallback script with the same face in every family, and Latin with each family’s own', async () => {
     const all = await Promise.all(CAPTION_FAMILIES.map(rendered));
-    const frames = async (word: number) =>
-      Promise.all(all.map(async ({ file, captions }) => (await decodeFrame(file, frameOfWord(captions, word), FPS)).toString('base64')));
+    const frames = async (name: Sample) =>
+      Promise.all(
+        all.map(async ({ file, captions }) => (await decodeFrame(file, frameOfWord(captions, firstWordOf(captions, SAMPLE_TEXT, SAMPLES[name])), FPS)).toString('base64')),
+      );
     for (const name of ['chinese', 'korean', 'thai'] as const) {
-      const [sans, serif, display] = await frames(SAMPLE_NAMES.indexOf(name));
+      const [sans, serif, display] = await frames(name);
       expect(serif === sans && display === sans, name).toBe(true);
     }
-    const latin = await frames(SAMPLE_NAMES.indexOf('latin'));
+    const latin = await frames('latin');
     expect(new Set(latin).size).toBe(3);
   });
 
@@ -276,7 +308,8 @@ describe('rendered with real ffmpeg', () => {
     const normal = await render(text, 'display');
     const isolated = await withoutSystemFonts(() => render(text, 'display', { tag: '-no-system-fonts' }));
     const hashes = (file: string) => frameHashes(file, { filter: `fps=${FPS}` });
-    expect(captionPixels(await decodeFrame(isolated.file, frameOfWord(isolated.captions, 2), FPS), 720).count).toBeGreaterThan(300);
+    const chinese = firstWordOf(isolated.captions, text, SAMPLES.chinese);
+    expect(captionPixels(await decodeFrame(isolated.file, frameOfWord(isolated.captions, chinese), FPS), 720).count).toBeGreaterThan(300);
     expect(await hashes(isolated.file)).toEqual(await hashes(normal.file));
   });
 
@@ -301,20 +334,31 @@ describe('rendered with real ffmpeg', () => {
   it.each([
     ['Chinese', LONG_CHINESE],
     ['Thai', LONG_THAI],
-  ])('fits a long %s sentence without spaces into the frame, cut into lines by measured width', async (_name, text) => {
+  ])('fits a long %s text without spaces into the frame, cut into lines between words by measured width', async (_name, text) => {
     const { width } = frameSize('1080p', '9:16');
     const { file, captions } = await render(text, 'sans', { resolution: '1080p' });
+    const { box } = captions;
     const font = captionFont('sans');
-    expect(captions.words).toHaveLength(1);
+    expect(captions.words.length).toBeGreaterThan(10);
     expect(captions.cues.length).toBeGreaterThan(1);
-    const lines = captions.cues.flatMap((cue) => cue.lines.map((line) => line.map((piece) => piece.text).join(' ')));
-    expect(lines.join('')).toBe(text);
-    for (const line of lines) expect(font.width(line, captions.box.fontSize), line).toBeLessThanOrEqual(captions.box.maxLineWidth);
-    for (const cue of captions.cues) {
-      const state = captions.states.find((candidate) => candidate.cue === captions.cues.indexOf(cue));
+    // Every word shown once, whole and in order, and together they are the text: nothing dropped, added or moved.
+    const pieces = captions.cues.flatMap((cue) => cue.lines.flat());
+    expect(pieces.map((piece) => piece.word)).toEqual(captions.words.map((_word, index) => index));
+    expect(pieces.map((piece) => piece.text).join('')).toBe(text);
+    for (const [index, cue] of captions.cues.entries()) {
+      const lines = cue.lines.map(lineText);
+      for (const line of lines) expect(font.width(line, box.fontSize), line).toBeLessThanOrEqual(box.maxLineWidth);
+      const state = captions.states.find((candidate) => candidate.cue === index);
       if (!state) continue;
       const drawn = captionPixels(await decodeFrame(file, Math.floor((state.startFrame + state.endFrame) / 2), FPS), width);
       expect(drawn.count).toBeGreaterThan(1000);
+      // The widest line's advance bounds the ink; a full-width comma or stop at the end inks only its left quarter.
+      const measured = Math.max(...lines.map((line) => font.width(line, box.fontSize)));
+      const unpunctuated = Math.max(...lines.map((line) => font.width(line.replace(/\p{P}+$/u, ''), box.fontSize)));
+      const inked = (drawn.box?.right ?? 0) - (drawn.box?.left ?? 0) + 1;
+      const said = `${lines.join(' / ')}: ${inked} px drawn, ${measured.toFixed(1)} measured (${unpunctuated.toFixed(1)} without the final marks)`;
+      expect(inked, said).toBeLessThanOrEqual(measured + 2);
+      expect(inked, said).toBeGreaterThan(unpunctuated - 0.2 * box.fontSize);
       expect(drawn.box?.left).toBeGreaterThanOrEqual(captions.box.marginLeft - captions.box.outline - 2);
       expect(drawn.box?.right).toBeLessThanOrEqual(width - captions.box.marginRight + captions.box.outline + 2);
     }
