@@ -113,7 +113,7 @@ function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: Capti
 export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, height: captions.box.height }): string {
   const { box, look } = captions;
   const { box: boxed } = STYLE_PRESETS[look.style];
-  const font = captionFont(look.family);
+  const font = captionFont(look.family, captions.language);
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = [
     'Caption',

@@ -35,6 +35,8 @@ export interface Captions {
   box: CaptionBox;
   /** How the captions look: style, font family (measured and drawn with it), colours, position, size. */
   look: CaptionLook;
+  /** The voice's language (BCP 47), which picks the CJK glyph forms (font.ts captionFont). */
+  language?: string;
   words: CaptionWord[];
   /** Frame at which each word lights up. */
   wordFrames: number[];

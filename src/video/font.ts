@@ -29,19 +29,42 @@ const FACES = {
   notoSerif: { family: 'Noto Serif', bold: true, file: expoFont('noto-serif', '700Bold/NotoSerif_700Bold.ttf') },
   // One weight only, already heavy: asking libass for bold would embolden it further.
   anton: { family: 'Anton', bold: false, file: expoFont('anton', '400Regular/Anton_400Regular.ttf') },
-  // Simplified and traditional hanzi, kana and Japanese kanji; Noto Sans JP (49 MB) would add only some 400 rare kanji.
+  // Simplified and traditional hanzi, kana and kanji, drawn in Chinese (mainland) glyph forms.
   notoSansSC: { family: 'Noto Sans SC', bold: true, file: expoFont('noto-sans-sc', '700Bold/NotoSansSC_700Bold.ttf') },
+  // The same characters in Japanese forms (今, 骨, 直 differ), for Japanese voices.
+  notoSansJP: { family: 'Noto Sans JP', bold: true, file: expoFont('noto-sans-jp', '700Bold/NotoSansJP_700Bold.ttf') },
+  // In traditional Chinese forms (Taiwan), for zh-Hant, zh-TW, zh-HK and Cantonese voices.
+  notoSansTC: { family: 'Noto Sans TC', bold: true, file: expoFont('noto-sans-tc', '700Bold/NotoSansTC_700Bold.ttf') },
   // Hangul, which SC lacks.
   notoSansKR: { family: 'Noto Sans KR', bold: true, file: expoFont('noto-sans-kr', '700Bold/NotoSansKR_700Bold.ttf') },
   notoSansDevanagari: { family: 'Noto Sans Devanagari', bold: true, file: expoFont('noto-sans-devanagari', '700Bold/NotoSansDevanagari_700Bold.ttf') },
   notoSansThai: { family: 'Noto Sans Thai', bold: true, file: expoFont('noto-sans-thai', '700Bold/NotoSansThai_700Bold.ttf') },
+  notoSansArabic: { family: 'Noto Sans Arabic', bold: true, file: expoFont('noto-sans-arabic', '700Bold/NotoSansArabic_700Bold.ttf') },
+  // npm `@embedpdf/fonts-hebrew` (SIL OFL): its package exports only its module, the fonts sit beside it.
+  notoSansHebrew: {
+    family: 'Noto Sans Hebrew',
+    bold: true,
+    file: path.join(path.dirname(createRequire(import.meta.url).resolve('@embedpdf/fonts-hebrew')), '..', 'fonts', 'NotoSansHebrew-Bold.ttf'),
+  },
 } as const satisfies Record<string, FontFace>;
 
 /**
- * After a family's own face: DejaVu first, so an alphabet the face lacks (Cyrillic for Anton, Hebrew for Noto Serif)
- * is drawn by one face (the CJK fonts hold a few Cyrillic and Greek letters, not all), then the scripts it lacks.
+ * After a family's own face: Arabic and Hebrew in Noto's faces (DejaVu Sans, the `sans` face, draws them itself),
+ * then DejaVu, so an alphabet the face lacks (Cyrillic for Anton, Greek for Noto Serif) is drawn by one face (the
+ * CJK fonts hold a few Cyrillic and Greek letters, not all), then the scripts it lacks; the CJK face in the glyph
+ * forms of the voice's language (cjkFace).
  */
-const FALLBACK: readonly FontFace[] = [FACES.dejavuSans, FACES.notoSansSC, FACES.notoSansKR, FACES.notoSansDevanagari, FACES.notoSansThai];
+function fallbackChain(cjk: FontFace): FontFace[] {
+  return [FACES.notoSansArabic, FACES.notoSansHebrew, FACES.dejavuSans, cjk, FACES.notoSansKR, FACES.notoSansDevanagari, FACES.notoSansThai];
+}
+
+/** The CJK face whose glyph forms a reader of `language` (BCP 47, the voice's) expects: Japanese, traditional or simplified Chinese. */
+function cjkFace(language: string | undefined): FontFace {
+  const tag = language?.toLowerCase() ?? '';
+  if (/^ja(-|$)/.test(tag)) return FACES.notoSansJP;
+  if (/^(yue|zh-(hant|tw|hk|mo))(-|$)/.test(tag) || /^zh-.*-hant(-|$)/.test(tag)) return FACES.notoSansTC;
+  return FACES.notoSansSC;
+}
 
 /** The caption font families a request may choose, by name; `sans` is the default. */
 export const CAPTION_FAMILIES = ['sans', 'serif', 'display'] as const;
@@ -77,17 +100,22 @@ export interface CaptionFont extends MeasuredFont {
   runs(text: string): FontRun[];
 }
 
-/** The caption font of a family, opened once per process (fallback faces only when some text needs them). */
-export function captionFont(family: CaptionFamily = DEFAULT_CAPTION_FAMILY): CaptionFont {
-  let font = families.get(family);
+/**
+ * The caption font of a family for text in `language` (the voice's: it picks the CJK glyph forms), opened once per
+ * process (fallback faces only when some text needs them).
+ */
+export function captionFont(family: CaptionFamily = DEFAULT_CAPTION_FAMILY, language?: string): CaptionFont {
+  const cjk = cjkFace(language);
+  const key = `${family} ${cjk.family}`;
+  let font = families.get(key);
   if (!font) {
-    font = familyFont(family);
-    families.set(family, font);
+    font = familyFont(family, cjk);
+    families.set(key, font);
   }
   return font;
 }
 
-const families = new Map<CaptionFamily, CaptionFont>();
+const families = new Map<string, CaptionFont>();
 
 /** libass's is_harfbuzz_ignorable (ass_shaper.c): code points HarfBuzz draws as nothing, never looked up in a font. */
 const IGNORABLE: ReadonlyArray<readonly [number, number]> = [
@@ -116,9 +144,9 @@ function lookedUp(character: string): boolean {
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-function familyFont(family: CaptionFamily): CaptionFont {
+function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
   const primary = PRIMARY[family];
-  const chain = [primary, ...FALLBACK.filter((face) => face !== primary)].map(measuredFace);
+  const chain = [primary, ...fallbackChain(cjk).filter((face) => face !== primary)].map(measuredFace);
   /** The first face that draws every looked-up code point of a cluster; none for a cluster of invisible ones. */
   const faceFor = (cluster: string) => {
     const points = [...cluster].filter(lookedUp).map((character) => character.codePointAt(0) as number);

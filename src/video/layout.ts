@@ -15,6 +15,8 @@ export interface LayoutOptions {
   fps: number;
   /** Style, family (measured with its fallback chain as libass draws it, see ass.ts), colours, position, size. */
   look?: Partial<CaptionLook>;
+  /** The voice's language (BCP 47): Japanese and Chinese text is drawn in the glyph forms its readers expect. */
+  language?: string;
   /** Measures in place of the family's font (tests). */
   font?: MeasuredFont;
 }
@@ -27,7 +29,7 @@ export function frameCount(speech: Speech, fps: number): number {
 export function layoutCaptions(options: LayoutOptions): Captions {
   const look = resolveLook(options.look);
   const preset = STYLE_PRESETS[look.style];
-  const font = options.font ?? captionFont(look.family);
+  const font = options.font ?? captionFont(look.family, options.language);
   const box = captionBox(options.size, options.aspectRatio, look);
   const frames = frameCount(options.speech, options.fps);
   const words = timedWords(options.text, options.speech);
@@ -42,7 +44,7 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
   const states = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
-  return { fps: options.fps, frames, box, look, words, wordFrames, cues, states };
+  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states };
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {

@@ -85,7 +85,7 @@ export class VideoMaker {
       this.synthesizer.limits.videoSeconds,
     );
     const size = frameSize(request.resolution, request.aspectRatio);
-    const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look });
+    const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language });
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },

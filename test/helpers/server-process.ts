@@ -43,10 +43,11 @@ const ENTRIES = { serve: 'src/server.ts', worker: 'src/worker.ts' } as const;
 
 async function startService(command: 'serve' | 'worker', readyMessage: string, env: Record<string, string>, options: StartOptions): Promise<RunningServer> {
   const outputDir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-server-'));
-  const args = options.build === 'compiled' ? ['bin/voxreel', command] : ['--import', 'tsx', ENTRIES[command]];
+  // The compiled build as users start it: bin/voxreel with its own Node flags (its first line).
+  const [program, args] = options.build === 'compiled' ? [path.join(options.cwd ?? process.cwd(), 'bin/voxreel'), [command]] : [process.execPath, ['--import', 'tsx', ENTRIES[command]]];
   const timeoutMs = options.timeoutMs ?? 30_000;
   // The start-up voice is warmed only where a test asks for it: loading a model costs every other test time.
-  const child = spawn(process.execPath, args, {
+  const child = spawn(program, args, {
     cwd: options.cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', OUTPUT_DIR: outputDir, LOG_LEVEL: 'info', WARM_VOICE: 'none', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
