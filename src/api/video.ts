@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AspectRatio, BackgroundOption, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
+import { AspectRatio, BackgroundOption, Channels, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
 import { AnswerOptions, Billed, NonBlankText, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
@@ -43,6 +43,7 @@ export const TtsVideoRequest = Type.Object(
           "Instagram normalise to (they never turn quiet audio up). false keeps the voice's own level.",
       }),
     ),
+    channels: Type.Optional(Channels),
     music: Type.Optional(
       Type.Object(
         {

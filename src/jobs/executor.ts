@@ -5,7 +5,7 @@ import { roundSeconds, ttsCost, videoCost } from './pricing.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
 import type { Background } from '../video/background.js';
 import type { VideoMaker } from '../video/maker.js';
-import type { BackgroundOption } from '../video/options.js';
+import { soundtrackChannels, type BackgroundOption } from '../video/options.js';
 import type { TtsResponse } from '../api/speech.js';
 import type { TtsVideoResponse } from '../api/video.js';
 import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
@@ -98,6 +98,7 @@ export class JobExecutor {
       background,
       music,
       loudness: request.loudness === false ? null : request.loudness,
+      channels: request.channels,
       signal: options.signal,
       name: options.name,
       onProgress: options.onProgress,
@@ -140,7 +141,8 @@ export function effectiveTts(request: TtsSpec) {
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
 export function effectiveVideo(request: TtsVideoSpec) {
   const { background, music, loudness = -14 } = request;
-  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness };
+  const channels = soundtrackChannels(request.channels, music !== undefined);
+  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels };
 }
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */

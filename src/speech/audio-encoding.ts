@@ -2,7 +2,7 @@ import { PassThrough, Readable, type Writable } from 'node:stream';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
 import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
-import { normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
+import { monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, truePeak } from './loudness.js';
 import { encodeInProcess } from './encoders/in-process.js';
 
 /** Loads the in-process codecs ahead of the first request (see encoders/in-process.ts). */
@@ -38,6 +38,8 @@ export interface EncodeOptions extends ProcessLimits {
   speed: number;
   /** Resample to this rate; by default the speech keeps its own. */
   sampleRate?: number;
+  /** 2: the voice centred in stereo, the same in both channels (a video's soundtrack); default 1. */
+  channels?: 1 | 2;
   /**
    * Integrated loudness to bring the speech to, in LUFS (ITU-R BS.1770-4, EBU R128), its true peak held under
    * -1 dBTP; by default the voice's own level is kept. Only for whole speech (encodeSpeech).
@@ -80,13 +82,14 @@ export async function encodeSpeech(ffmpeg: Ffmpeg, speech: Speech, options: Enco
   if (loudness === undefined) return encode(ffmpeg, pcmOf(speech.samples), speech.sampleRate, options, 0);
   let ceiling = options.peakCeiling ?? peakCeilingFor(options.encoding);
   const limits = limitsOf(options);
+  const perChannel = monoTarget(loudness, options.channels ?? 1);
   for (let attempt = 0; ; attempt += 1) {
     // Peaks held by a limiter, not by less gain: eSpeak NG's stand 18 dB over its loudness, less gain would leave it 5 LU short of -14.
-    const { samples, gain } = normalizeLoudness(speech.samples, speech.sampleRate, loudness, ceiling);
+    const { samples, gain } = normalizeLoudness(speech.samples, speech.sampleRate, perChannel, ceiling);
     // The gain goes to ffmpeg (volume, in floating point); the samples change only where the limiter held a peak.
     await encode(ffmpeg, pcmOf(samples), speech.sampleRate, options, gain);
     if (typeof output !== 'string' || attempt === PEAK_RETRIES || options.checkPeak === false) return;
-    const peak = await encodedTruePeak(ffmpeg, output, limits);
+    const peak = await encodedTruePeak(ffmpeg, output, limits, options.channels);
     if (peak <= TRUE_PEAK_CEILING) return;
     ceiling = lowerCeiling(ceiling, peak);
   }
@@ -104,13 +107,13 @@ export function lowerCeiling(ceiling: number, peak: number): number {
 const METER_MARGIN = 0.2;
 
 /**
- * The true peak of an encoded file in dBTP (−Infinity for silence): decoded by ffmpeg (mono, as voxreel writes) and
- * read by truePeak here, METER_MARGIN added. About half the time of ffmpeg's own ebur128 meter, so that the check
- * of a video's soundtrack hides behind the mux.
+ * The true peak of an encoded file of `channels` channels in dBTP (−Infinity for silence): decoded by ffmpeg and read
+ * by truePeak here, METER_MARGIN added. About half the time of ffmpeg's own ebur128 meter, so that the check of a
+ * video's soundtrack hides behind the mux.
  */
-export async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits): Promise<number> {
-  const { stdout } = await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-f', 's16le', 'pipe:1'], limits);
-  return truePeak(new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2))) + METER_MARGIN;
+export async function encodedTruePeak(ffmpeg: Ffmpeg, file: string, limits: ProcessLimits, channels = 1): Promise<number> {
+  const { stdout } = await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-i', file, '-map', '0:a:0', '-ac', String(channels), '-f', 's16le', 'pipe:1'], limits);
+  return truePeak(new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2)), channels) + METER_MARGIN;
 }
 
 function pcmOf(samples: Int16Array): Readable {
@@ -124,7 +127,12 @@ export function encodePcm(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, opti
 
 function encode(ffmpeg: Ffmpeg, pcm: Readable, inputRate: number, options: Omit<EncodeOptions, 'loudness'>, gain: number): Promise<void> {
   const streaming = typeof options.output !== 'string';
-  const filters = [...(gain === 0 ? [] : [`volume=${gain.toFixed(2)}dB`]), ...(options.speed === 1 ? [] : [tempoFilter(options.speed)])];
+  const filters = [
+    ...(gain === 0 ? [] : [`volume=${gain.toFixed(2)}dB`]),
+    ...(options.speed === 1 ? [] : [tempoFilter(options.speed)]),
+    // Copied whole into both channels (ffmpeg's own upmix would take 3 dB off each).
+    ...(options.channels === 2 ? ['pan=stereo|c0=c0|c1=c0'] : []),
+  ];
   return ffmpeg.run({
     inputs: [
       {

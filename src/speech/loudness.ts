@@ -1,6 +1,7 @@
 /**
- * Loudness of mono 16-bit speech as ITU-R BS.1770-4 and EBU R128 define it: integrated loudness (K-weighted,
- * gated) in LUFS and an estimate of the true peak in dBTP. Pure functions over the samples, at their own rate.
+ * Loudness of 16-bit audio (mono speech, or a video's mix, channels interleaved) as ITU-R BS.1770-4 and EBU R128
+ * define it: integrated loudness (K-weighted, gated) in LUFS and an estimate of the true peak in dBTP. Pure
+ * functions over the samples, at their own rate.
  */
 
 /** The highest true peak EBU R128 s1 and the streaming platforms accept. */
@@ -47,17 +48,30 @@ export function kWeighting(sampleRate: number): [Biquad, Biquad] {
 }
 
 /**
- * Integrated loudness in LUFS (BS.1770-4 §2, mono: channel weight 1); −Infinity when no block passes the absolute
- * gate (silence). Audio shorter than one 400 ms block is measured as one block of its own length.
+ * Integrated loudness in LUFS (BS.1770-4 §2, mono or stereo: each channel's weight 1, their powers summed);
+ * −Infinity when no block passes the absolute gate (silence). Audio shorter than one 400 ms block is measured as one
+ * block of its own length.
  */
-export function integratedLoudness(samples: Int16Array, sampleRate: number): number {
+export function integratedLoudness(samples: Int16Array, sampleRate: number, channels = 1): number {
   const step = Math.max(1, Math.round(sampleRate / 10));
-  const energies = stepEnergies(samples, sampleRate, step);
-  const blocks = blockPowers(energies, step, samples.length);
+  const split = channelsOf(samples, channels);
+  const energies = split.map((channel) => stepEnergies(channel, sampleRate, step)).reduce((sum, energy) => sum.map((value, hop) => value + (energy[hop] ?? 0)));
+  const blocks = blockPowers(energies, step, (split[0] as Int16Array).length);
   const loud = blocks.filter((power) => blockLoudness(power) > ABSOLUTE_GATE);
   if (loud.length === 0) return -Infinity;
   const relativeGate = blockLoudness(mean(loud)) + RELATIVE_GATE;
   return blockLoudness(mean(loud.filter((power) => blockLoudness(power) > relativeGate)));
+}
+
+/** Each channel's samples, of samples interleaved frame by frame. */
+function channelsOf(samples: Int16Array, channels: number): Int16Array[] {
+  if (channels === 1) return [samples];
+  const frames = Math.floor(samples.length / channels);
+  return Array.from({ length: channels }, (_, channel) => {
+    const own = new Int16Array(frames);
+    for (let frame = 0; frame < frames; frame += 1) own[frame] = samples[frame * channels + channel] ?? 0;
+    return own;
+  });
 }
 
 /** Sum of the squared K-weighted signal over each whole `step` of samples (the 100 ms hops). */
@@ -151,8 +165,12 @@ const MAX_OVERSHOOT = Math.max(...PHASES.map((taps) => taps.reduce((total, tap) 
 /** Samples per stretch: a stretch is passed over whole when even its largest overshoot stays under a level. */
 const STRETCH = 32;
 
-/** Estimated true peak in dBTP (4× oversampled, BS.1770-4 Annex 2); −Infinity for digital silence. */
-export function truePeak(samples: Int16Array): number {
+/** Estimated true peak in dBTP (4× oversampled, BS.1770-4 Annex 2), the highest of any channel; −Infinity for digital silence. */
+export function truePeak(samples: Int16Array, channels = 1): number {
+  return Math.max(...channelsOf(samples, channels).map(channelPeak));
+}
+
+function channelPeak(samples: Int16Array): number {
   const peaks = stretchPeaks(samples);
   const signal = padded(samples);
   let peak = peaks.reduce((highest, level) => Math.max(highest, level), 0);
@@ -204,6 +222,11 @@ function levelAfter(signal: Float32Array, index: number): number {
   return Math.max(Math.abs(signal[index + HALF_TAPS] ?? 0), Math.abs(quarter), Math.abs(half), Math.abs(threeQuarters));
 }
 
+/** The loudness a mono signal needs to measure `target` once copied into each of `channels` channels (BS.1770 sums their powers). */
+export function monoTarget(target: number, channels: number): number {
+  return target - 10 * Math.log10(channels);
+}
+
 export interface Normalized {
   /** The samples, turned down where the gain would lift their true peak over the ceiling (the others as they were). */
   samples: Int16Array;
@@ -224,18 +247,19 @@ const MAX_MAKEUP = 9;
  * lowers the loudness a little: the loudness is measured again with it in place and the gain raised to make up (at
  * most MAX_MAKEUP dB; speech whose peaks stand far above its loudness then ends below a high target).
  */
-export function normalizeLoudness(samples: Int16Array, sampleRate: number, target: number, ceiling: number): Normalized {
-  const measured = integratedLoudness(samples, sampleRate);
+export function normalizeLoudness(samples: Int16Array, sampleRate: number, target: number, ceiling: number, channels = 1): Normalized {
+  const measured = integratedLoudness(samples, sampleRate, channels);
   if (!Number.isFinite(measured)) return { samples, gain: 0 };
   const plain = target - measured;
-  if (truePeak(samples) + plain <= ceiling) return { samples, gain: plain };
-  const levels = new PeakLevels(samples);
+  const split = channelsOf(samples, channels);
+  if (Math.max(...split.map(channelPeak)) + plain <= ceiling) return { samples, gain: plain };
+  const levels = new PeakLevels(split);
   let gain = plain;
   let previous: { gain: number; loudness: number } | undefined;
   for (let round = 1; ; round += 1) {
-    const limited = limitLevels(samples, levels, sampleRate, limitOf(ceiling - gain));
+    const limited = limitLevels(samples, channels, levels, sampleRate, limitOf(ceiling - gain));
     // The absolute gate moves with the gain too, but speech sits far above it, where that changes nothing.
-    const loudness = integratedLoudness(limited, sampleRate) + gain;
+    const loudness = integratedLoudness(limited, sampleRate, channels) + gain;
     // Loudness grows more slowly than the gain once the limiter works: the secant through the last two rounds.
     const slope = previous ? Math.min(1, Math.max(0.2, (loudness - previous.loudness) / (gain - previous.gain))) : 1;
     const next = Math.min(plain + MAX_MAKEUP, gain + (target - loudness) / slope);
@@ -254,7 +278,7 @@ const RELEASE_DB_PER_MS = 0.2;
  * each peak at ATTACK_DB_PER_MS and comes back after it at RELEASE_DB_PER_MS; the samples themselves when none is over.
  */
 export function limitPeaks(samples: Int16Array, sampleRate: number, ceiling: number): Int16Array {
-  return limitLevels(samples, new PeakLevels(samples), sampleRate, limitOf(ceiling));
+  return limitLevels(samples, 1, new PeakLevels([samples]), sampleRate, limitOf(ceiling));
 }
 
 /** A level in dBFS as a sample magnitude. */
@@ -262,36 +286,43 @@ function limitOf(ceiling: number): number {
   return FULL_SCALE * 10 ** (ceiling / 20);
 }
 
-/** levelAfter of every sample, found a stretch at a time where it may pass a limit, and kept for lower limits. */
+/**
+ * levelAfter of every frame (the highest of its channels'), found a stretch at a time where it may pass a limit, and
+ * kept for lower limits.
+ */
 class PeakLevels {
   readonly levels: Float32Array;
-  private readonly signal: Float32Array;
-  private readonly peaks: Float64Array;
-  private readonly found: Uint8Array;
+  private readonly channels: ReadonlyArray<{ signal: Float32Array; peaks: Float64Array; found: Uint8Array }>;
 
-  constructor(samples: Int16Array) {
-    this.levels = new Float32Array(samples.length);
-    this.signal = padded(samples);
-    this.peaks = stretchPeaks(samples);
-    this.found = new Uint8Array(this.peaks.length - 2);
+  constructor(channels: readonly Int16Array[]) {
+    this.levels = new Float32Array((channels[0] as Int16Array).length);
+    this.channels = channels.map((samples) => {
+      const peaks = stretchPeaks(samples);
+      return { signal: padded(samples), peaks, found: new Uint8Array(peaks.length - 2) };
+    });
   }
 
   /** Makes `levels` hold every level over `limit` (those left at 0 are at most `limit`). */
   findOver(limit: number): void {
-    for (let stretch = 0; stretch < this.found.length; stretch += 1) {
-      if (this.found[stretch] || !mayExceed(this.peaks, stretch, limit)) continue;
-      const end = Math.min(this.levels.length, (stretch + 1) * STRETCH);
-      for (let index = stretch * STRETCH; index < end; index += 1) this.levels[index] = levelAfter(this.signal, index);
-      this.found[stretch] = 1;
+    for (const { signal, peaks, found } of this.channels) {
+      for (let stretch = 0; stretch < found.length; stretch += 1) {
+        if (found[stretch] || !mayExceed(peaks, stretch, limit)) continue;
+        const end = Math.min(this.levels.length, (stretch + 1) * STRETCH);
+        for (let index = stretch * STRETCH; index < end; index += 1) this.levels[index] = Math.max(this.levels[index] ?? 0, levelAfter(signal, index));
+        found[stretch] = 1;
+      }
     }
   }
 }
 
-/** limitPeaks, with the levels found so far; gains are linear, so that a ramp is a product per sample. */
-function limitLevels(samples: Int16Array, peakLevels: PeakLevels, sampleRate: number, limit: number): Int16Array {
+/**
+ * limitPeaks, with the levels found so far, one gain for every channel of a frame (the stereo image kept); gains are
+ * linear, so that a ramp is a product per frame.
+ */
+function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLevels, sampleRate: number, limit: number): Int16Array {
   peakLevels.findOver(limit);
   const { levels } = peakLevels;
-  const length = samples.length;
+  const length = levels.length;
   // What each sample needs: the points after a sample lie between it and the next, so both hold them.
   const gains = new Float32Array(length + 1).fill(1);
   let over = false;
@@ -313,11 +344,13 @@ function limitLevels(samples: Int16Array, peakLevels: PeakLevels, sampleRate: nu
     gains[index] = gain;
   }
   gain = 1;
-  const limited = new Int16Array(length);
+  const limited = new Int16Array(samples.length);
   for (let index = 0; index < length; index += 1) {
     gain = Math.min(gains[index] ?? 1, gain * release);
-    const sample = samples[index] ?? 0;
-    limited[index] = gain < 1 ? Math.round(sample * gain) : sample;
+    for (let at = index * channels; at < (index + 1) * channels; at += 1) {
+      const sample = samples[at] ?? 0;
+      limited[at] = gain < 1 ? Math.round(sample * gain) : sample;
+    }
   }
   return limited;
 }

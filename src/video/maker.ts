@@ -8,7 +8,7 @@ import { publishFiles, type Storage, type StoredFile } from '../storage/storage.
 import type { Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
-import type { Music } from './soundtrack.js';
+import type { Channels, Music } from './soundtrack.js';
 import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
@@ -32,6 +32,8 @@ export interface VideoRequest {
   /** LUFS of the soundtrack; null keeps the voice's level; the renderer's default (-14) where absent. */
   loudness?: number | null;
   music?: Music;
+  /** The soundtrack's channels; by default stereo with music, mono without. */
+  channels?: Channels;
   signal?: AbortSignal;
   /** Publish under this name rather than a fresh one (a queued job's id). */
   name?: string;
@@ -106,6 +108,7 @@ export class VideoMaker {
           background: request.background,
           loudness: request.loudness,
           music: request.music,
+          channels: request.channels,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return info.duration;

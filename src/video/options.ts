@@ -18,6 +18,21 @@ export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'
 });
 export type AspectRatio = Static<typeof AspectRatio>;
 
+export const Channels = Type.Union([Type.Literal(1), Type.Literal(2)], {
+  description:
+    'Audio channels: 2 (stereo: the music keeps its stereo image, the voice centred) by default with music, 1 (mono) ' +
+    'without: a voice alone sounds the same in mono, and mono AAC takes half the time and bytes.',
+});
+export type Channels = Static<typeof Channels>;
+
+/**
+ * Stereo where there is music (it keeps its stereo image, the voice centred), mono for the voice alone: a mono voice
+ * in two identical channels sounds no different and costs AAC twice the time (0.85 s against 0.45 s a minute).
+ */
+export function soundtrackChannels(channels: Channels | undefined, withMusic: boolean): Channels {
+  return channels ?? (withMusic ? 2 : 1);
+}
+
 export const FrameRate = Type.Union([Type.Literal('constant'), Type.Literal('variable')], {
   default: 'constant',
   description:

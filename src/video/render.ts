@@ -12,7 +12,7 @@ import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
-import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak, VIDEO_LOUDNESS, type Music, type SoundtrackOptions } from './soundtrack.js';
+import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -43,6 +43,8 @@ export interface RenderOptions extends ProcessLimits {
   loudness?: number | null;
   /** Music under the narration, ducked while it speaks. */
   music?: Music;
+  /** The soundtrack's channels; by default stereo with music, mono without (soundtrackChannels). */
+  channels?: Channels;
 }
 
 /** Players seek to the keyframe before the time asked and decode on from it: at most 2 s to decode. */
@@ -120,6 +122,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       seconds: job.totalFrames / options.fps,
       loudness: options.loudness === null ? undefined : (options.loudness ?? VIDEO_LOUDNESS),
       music: options.music,
+      channels: options.channels,
       output: audio,
       ...limits,
     };

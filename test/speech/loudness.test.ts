@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../../src/api/errors.js';
 import { encodeSpeech, type AudioEncoding, type PcmEncodeOptions } from '../../src/speech/audio-encoding.js';
-import { integratedLoudness, kWeighting, limitPeaks, truePeak, TRUE_PEAK_CEILING } from '../../src/speech/loudness.js';
+import { integratedLoudness, kWeighting, limitPeaks, normalizeLoudness, truePeak, TRUE_PEAK_CEILING } from '../../src/speech/loudness.js';
 import type { Speech } from '../../src/speech/speech.js';
 import { postTts, useTestApp } from '../helpers/helpers.js';
 import { ebur128, probe, runFfmpeg } from '../helpers/media.js';
@@ -99,6 +99,24 @@ describe('integratedLoudness and truePeak', () => {
     expect(truePeak(limited)).toBeLessThanOrEqual(-5.95);
     const quiet = sine(440, 0.1, 22_050, 1);
     expect(limitPeaks(quiet, 22_050, -6)).toBe(quiet);
+  });
+
+  it('measures stereo as BS.1770 does (the channels\' powers summed) and limits both channels with one gain', () => {
+    const left = sine(997, 0.1, 48_000, 3);
+    const right = sine(5000, 0.9, 48_000, 3, 0.3);
+    const interleave = (a: Int16Array, b: Int16Array) => Int16Array.from({ length: 2 * a.length }, (_, at) => ((at % 2 === 0 ? a : b)[at >> 1] ?? 0));
+    expect(integratedLoudness(interleave(left, left), 48_000, 2)).toBeCloseTo(-20.0, 1);
+    expect(truePeak(interleave(left, right), 2)).toBeCloseTo(truePeak(right), 5);
+    const { samples, gain } = normalizeLoudness(interleave(left, right), 48_000, integratedLoudness(interleave(left, right), 48_000, 2) + 3, -3, 2);
+    const [leftOut, rightOut] = [0, 1].map((channel) => samples.filter((_, at) => at % 2 === channel));
+    expect(truePeak(rightOut!) + gain).toBeLessThanOrEqual(-2.9);
+    // The quiet left channel is turned down exactly as much as the loud right one where the limiter holds it.
+    const kept = (out: Int16Array, original: Int16Array) => {
+      const window = (samples: Int16Array) => samples.subarray(72_000, 72_480).reduce((sum, value) => sum + Math.abs(value), 0);
+      return window(out) / window(original);
+    };
+    expect(kept(rightOut!, right)).toBeLessThan(0.9);
+    expect(kept(leftOut!, left)).toBeCloseTo(kept(rightOut!, right), 2);
   });
 });
 

@@ -21,9 +21,16 @@ const captions = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '16:9',
 const dir = useTempDir('voxreel-soundtrack-');
 const music = path.join(dir, 'music.wav');
 beforeAll(async () => {
-  // Three seconds of a 1 kHz tone: shorter than the video, so it must loop; far from the voice's 220 Hz.
-  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'sine=f=1000:d=3:sample_rate=44100', '-ac', '2', music]);
+  // Three seconds of stereo: a 1 kHz tone on the left, 1.5 kHz on the right. Shorter than the video, so it must
+  // loop; far from the voice's 220 Hz.
+  await runFfmpeg([
+    '-v', 'error', '-f', 'lavfi', '-i', 'sine=f=1000:d=3:sample_rate=44100', '-f', 'lavfi', '-i', 'sine=f=1500:d=3:sample_rate=44100',
+    '-filter_complex', '[0][1]join=inputs=2:channel_layout=stereo', music,
+  ]);
 });
+
+/** Within this of the target, with music or without, as ffmpeg's ebur128 reads the rendered file. */
+const LOUDNESS_TOLERANCE = 0.3;
 
 async function render(name: string, options: Partial<RenderOptions> = {}): Promise<string> {
   const output = path.join(dir, `${name}.mp4`);
@@ -31,9 +38,11 @@ async function render(name: string, options: Partial<RenderOptions> = {}): Promi
   return output;
 }
 
-/** RMS level in dBFS of the audio around `hz` (a narrow band-pass), in windows of `seconds`. */
-async function bandLevels(file: string, hz: number, seconds = 0.1): Promise<number[]> {
-  const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-map', '0:a:0', '-af', `bandpass=f=${hz}:width_type=h:w=100`, '-ac', '1', '-ar', '48000', '-f', 's16le', 'pipe:1']);
+/** RMS level in dBFS of the audio around `hz` (a narrow band-pass), in windows of `seconds`: of all channels mixed, or of one. */
+async function bandLevels(file: string, hz: number, seconds = 0.1, channel?: 0 | 1): Promise<number[]> {
+  const mono = channel === undefined ? ['-ac', '1'] : ['-af', `pan=mono|c0=c${channel},bandpass=f=${hz}:width_type=h:w=100`];
+  const band = channel === undefined ? ['-af', `bandpass=f=${hz}:width_type=h:w=100`] : [];
+  const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-map', '0:a:0', ...band, ...mono, '-ar', '48000', '-f', 's16le', 'pipe:1']);
   const samples = new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2));
   const window = Math.round(48_000 * seconds);
   const levels: number[] = [];
@@ -45,20 +54,25 @@ async function bandLevels(file: string, hz: number, seconds = 0.1): Promise<numb
   return levels;
 }
 
+/** bandLevels of the left channel and of the right. */
+const stereoBand = async (file: string, hz: number) => Promise.all([bandLevels(file, hz, 0.1, 0), bandLevels(file, hz, 0.1, 1)]);
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 describe('the soundtrack of a video', () => {
-  it('is 48 kHz at -14 LUFS with its true peak at most -1 dBTP by default', async () => {
-    const file = await render('default');
-    const [, audio] = await rawStreams(file);
-    expect(audio).toMatchObject({ codec_name: 'aac', sample_rate: '48000' });
-    const { integrated, truePeak } = await ebur128(file);
-    expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
-    expect(truePeak).toBeLessThanOrEqual(-1);
+  it('is mono, 48 kHz at -14 LUFS with its true peak at most -1 dBTP by default, and stereo when asked', async () => {
+    for (const channels of [undefined, 2] as const) {
+      const file = await render(`default-${channels ?? ''}`, channels ? { channels } : {});
+      const [, audio] = await rawStreams(file);
+      expect(audio).toMatchObject({ codec_name: 'aac', sample_rate: '48000', channels: channels ?? 1 });
+      const { integrated, truePeak } = await ebur128(file);
+      expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+      expect(truePeak).toBeLessThanOrEqual(-1);
+    }
   });
 
   it('meets another target, or keeps the voice level when asked to', async () => {
-    expect(Math.abs((await ebur128(await render('quiet', { loudness: -23 }))).integrated + 23)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await ebur128(await render('quiet', { loudness: -23 }))).integrated + 23)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
     const own = integratedLoudness(speech.samples, speech.sampleRate);
     expect(Math.abs((await ebur128(await render('own', { loudness: null }))).integrated - own)).toBeLessThanOrEqual(1);
   });
@@ -66,9 +80,9 @@ describe('the soundtrack of a video', () => {
   it('puts music under the narration: looped to the end, faded in and out, ducked while the voice speaks', async () => {
     const file = await render('music', { music: { file: music } });
     const [, audio] = await rawStreams(file);
-    expect(audio).toMatchObject({ sample_rate: '48000', channels: 1 });
+    expect(audio).toMatchObject({ sample_rate: '48000', channels: 2 });
     const { integrated, truePeak } = await ebur128(file);
-    expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(1);
+    expect(Math.abs(integrated + 14)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
     expect(truePeak).toBeLessThanOrEqual(-1);
 
     const levels = await bandLevels(file, 1000);
@@ -85,9 +99,29 @@ describe('the soundtrack of a video', () => {
     expect(levels.at(-1)!).toBeLessThan(median(between) - 6);
   });
 
+  it('with music is stereo: the music keeps its stereo image, the voice sits in the middle; mono when asked, at the target', async () => {
+    const file = await render('music-stereo', { music: { file: music }, loudness: -16 });
+    const [left, right] = await stereoBand(file, 1000);
+    const [leftHigh, rightHigh] = await stereoBand(file, 1500);
+    const gaps = speech.words.slice(1, -2).map((word) => Math.floor((word.end + 0.45) / 0.1));
+    const inGaps = (levels: number[]) => median(gaps.map((index) => levels[index] as number));
+    // 1 kHz on the left only, 1.5 kHz on the right only, as in the music (the band-pass lets the other tone through 18 dB down).
+    expect(inGaps(left) - inGaps(right)).toBeGreaterThan(12);
+    expect(inGaps(rightHigh) - inGaps(leftHigh)).toBeGreaterThan(12);
+    // The voice's 220 Hz alike in both channels.
+    const [voiceLeft, voiceRight] = await stereoBand(file, 220);
+    const words = speech.words.slice(1, -1).map((word) => Math.floor((word.start + 0.3) / 0.1));
+    expect(Math.abs(median(words.map((index) => voiceLeft[index] as number)) - median(words.map((index) => voiceRight[index] as number)))).toBeLessThan(0.5);
+    expect(Math.abs((await ebur128(file)).integrated + 16)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+
+    const mono = await render('music-mono', { music: { file: music }, channels: 1 });
+    expect((await rawStreams(mono))[1]).toMatchObject({ channels: 1 });
+    expect(Math.abs((await ebur128(mono)).integrated + 14)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+  });
+
   it('a soundtrack whose codec lifted a peak over -1 dBTP is written again, lower, while the mux runs', async () => {
     // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
-    const options = { speech, seconds: speech.duration, loudness: -6, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
+    const options = { speech, seconds: speech.duration, loudness: -3, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
     await encodeSoundtrack(ffmpeg, options);
     expect((await ebur128(options.output)).truePeak).toBeGreaterThan(-1);
     let uses = 0;
@@ -98,8 +132,9 @@ describe('the soundtrack of a video', () => {
   });
 
   it('without music the band of the music frequency holds only what the voice leaks into it', async () => {
-    const withMusic = await bandLevels(await render('with-music', { music: { file: music } }), 1000);
-    const without = await bandLevels(await render('no-music'), 1000);
+    // The left channel, where the music's 1 kHz is.
+    const withMusic = await bandLevels(await render('with-music', { music: { file: music } }), 1000, 0.1, 0);
+    const without = await bandLevels(await render('no-music'), 1000, 0.1, 0);
     const gaps = speech.words.slice(1, -2).map((word) => Math.floor((word.end + 0.45) / 0.1));
     expect(median(gaps.map((index) => withMusic[index]!)) - Math.max(...without)).toBeGreaterThan(12);
   });
@@ -115,14 +150,30 @@ describe('POST /tts-video with music and a loudness target', () => {
   const post = (body: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Music under my words.', voice: 'espeak-ng:en-us', resolution: '720p', ...body } });
 
-  it('mixes an uploaded track under the voice at the asked loudness', async () => {
-    const id = await upload('music.wav', await readFile(music), 'audio/wav');
-    const response = await post({ music: { id, volume: -10 }, loudness: -16 });
+  const rendered = async (name: string, body: Record<string, unknown>) => {
+    const response = await post(body);
     expect(response.statusCode, response.body).toBe(200);
-    const file = path.join(dir, 'http.mp4');
+    const file = path.join(dir, `${name}.mp4`);
     await writeFile(file, (await t.fetchFile(response.json<{ url: string }>().url)).body);
-    expect(Math.abs((await ebur128(file)).integrated + 16)).toBeLessThanOrEqual(1);
-    expect(Math.max(...(await bandLevels(file, 1000)))).toBeGreaterThan(-40);
+    return file;
+  };
+
+  it('mixes an uploaded track under the voice at the asked loudness, in stereo unless asked for mono', async () => {
+    const id = await upload('music.wav', await readFile(music), 'audio/wav');
+    for (const [name, body, target, channels] of [
+      ['http-16', { music: { id, volume: -10 }, loudness: -16 }, -16, 2],
+      ['http-14', { music: { id } }, -14, 2],
+      ['http-mono', { music: { id }, channels: 1 }, -14, 1],
+      ['http-no-music-stereo', { channels: 2 }, -14, 2],
+      ['http-no-music', {}, -14, 1],
+    ] as const) {
+      const file = await rendered(name, body);
+      expect((await rawStreams(file))[1], name).toMatchObject({ codec_name: 'aac', channels });
+      const { integrated, truePeak } = await ebur128(file);
+      expect(Math.abs(integrated - target), `${name}: ${integrated} LUFS`).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+      expect(truePeak, name).toBeLessThanOrEqual(-1);
+      if ('music' in body) expect(Math.max(...(await bandLevels(file, 1000)))).toBeGreaterThan(-40);
+    }
   });
 
   it('refuses an image as music, an unknown track and a bad loudness', async () => {
@@ -134,6 +185,7 @@ describe('POST /tts-video with music and a loudness target', () => {
       [{ music: { id: image, volume: 6 } }, 400, 'VALIDATION_ERROR'],
       [{ loudness: -60 }, 400, 'VALIDATION_ERROR'],
       [{ loudness: true }, 400, 'VALIDATION_ERROR'],
+      [{ channels: 3 }, 400, 'VALIDATION_ERROR'],
     ] as const) {
       const response = await post(body);
       expect(response.statusCode, response.body).toBe(status);
