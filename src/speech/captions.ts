@@ -1,4 +1,5 @@
 import type { SpokenWord } from './words.js';
+import { endsSentence, isShortWord, mayBreakBetween, mayStartLine } from './line-breaks.js';
 
 /** Cue text is HTML-like: these three are the only characters WebVTT interprets (`-->` needs its `>`). */
 export function escapeVttText(text: string): string {
@@ -54,19 +55,20 @@ export const fitsCharacters: LineFits = (line) => line.length <= LINE_CHARACTERS
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Cuts a word too long for a line into pieces that fit, between grapheme clusters. */
+/** Cuts a word too long for a line into pieces that fit, between grapheme clusters; a mark no line starts with takes the cluster before it along. */
 function cutToFit(text: string, fits: LineFits): string[] {
   if (fits(text)) return [text];
   const pieces: string[] = [];
-  let current = '';
+  let current: string[] = [];
   for (const { segment } of graphemes.segment(text)) {
-    if (current && !fits(current + segment)) {
-      pieces.push(current);
-      current = '';
+    if (current.length > 0 && !fits(current.join('') + segment)) {
+      const carried = !mayStartLine(segment) && current.length > 1 ? current.splice(-1) : [];
+      pieces.push(current.join(''));
+      current = carried;
     }
-    current += segment;
+    current.push(segment);
   }
-  if (current) pieces.push(current);
+  if (current.length > 0) pieces.push(current.join(''));
   return pieces;
 }
 
@@ -76,44 +78,159 @@ export interface CueShape {
   maxWords?: number;
 }
 
+/** The finished cues and the lines of the one being filled (its last line open). */
+interface Filling {
+  cues: CaptionPiece[][][];
+  lines: CaptionPiece[][];
+}
+
+/** What the filling goes by: the words, each cut to fit a line, and where a line may end between two of them. */
+interface Breaker {
+  words: readonly CaptionText[];
+  cut: readonly string[][];
+  fits: LineFits;
+  maxLines: number;
+  maxWords: number;
+  /** A line may end before word i (line-breaks.ts). */
+  breakable: readonly boolean[];
+}
+
+const lineText = (line: readonly CaptionPiece[]) => joinLine(line, (index) => (line[index] as CaptionPiece).text);
+const openLine = (filling: Filling) => filling.lines[filling.lines.length - 1] as CaptionPiece[];
+const wordsIn = (lines: readonly CaptionPiece[][]) => new Set(lines.flat().map((piece) => piece.word)).size;
+
+function newCue(filling: Filling): void {
+  if (openLine(filling).length > 0 || filling.lines.length > 1) filling.cues.push(filling.lines);
+  filling.lines = [[]];
+}
+
+function newLine(filling: Filling, breaker: Breaker): void {
+  if (filling.lines.length < breaker.maxLines) filling.lines.push([]);
+  else newCue(filling);
+}
+
+/** The end of `line` that goes to the next line with `piece`: from its last place a line may end, if that fits. */
+function boundTail(line: readonly CaptionPiece[], piece: CaptionPiece, breaker: Breaker): CaptionPiece[] {
+  for (let index = line.length - 1; index > 0; index--) {
+    const at = line[index] as CaptionPiece;
+    // Between two pieces of a cut word a line may always end.
+    if (!breaker.breakable[at.word] && (line[index - 1] as CaptionPiece).word !== at.word) continue;
+    const tail = line.slice(index);
+    return breaker.fits(lineText([...tail, piece])) ? tail : [];
+  }
+  return [];
+}
+
+/** Puts word `index` on the open line, piece by piece, moving to a new line (or cue) where a piece does not fit. */
+function placeWord(filling: Filling, index: number, breaker: Breaker): void {
+  const word = breaker.words[index] as CaptionText;
+  if (word.breakBefore && openLine(filling).length > 0) newLine(filling, breaker);
+  (breaker.cut[index] as string[]).forEach((text, part) => {
+    const piece = { text, word: index, spaceBefore: part === 0 && word.spaceBefore !== false };
+    const line = openLine(filling);
+    if (line.length > 0 && !breaker.fits(lineText([...line, piece]))) {
+      // A word no line may start with (ー, a small kana, a closing mark) or one after an opening bracket takes its neighbour along.
+      const tail = part === 0 && !breaker.breakable[index] ? boundTail(line, piece, breaker) : [];
+      line.splice(line.length - tail.length);
+      newLine(filling, breaker);
+      openLine(filling).push(...tail);
+    }
+    openLine(filling).push(piece);
+  });
+}
+
+const pauseBefore = (words: readonly CaptionText[], index: number) => index > 0 && (words[index] as CaptionText).start - (words[index - 1] as CaptionText).end > PAUSE_SECONDS;
+
+/** Whether the sentence that begins at word `index` would end inside the cue being filled, were it put there. */
+function sentenceEndsInCue(filling: Filling, index: number, breaker: Breaker): boolean {
+  const trial: Filling = { cues: [], lines: filling.lines.map((line) => [...line]) };
+  for (let next = index; next < breaker.words.length; next++) {
+    const word = breaker.words[next] as CaptionText;
+    if (next > index && (word.sentenceStart || pauseBefore(breaker.words, next))) return true;
+    if (wordsIn(trial.lines) >= breaker.maxWords) return false;
+    placeWord(trial, next, breaker);
+    if (trial.cues.length > 0) return false;
+    if (endsSentence(word.text)) return true;
+  }
+  return true;
+}
+
 /**
- * The one caption breaker: greedy line filling with `fits`; a line ends at a line break of the request text, a cue
- * at a sentence, a long pause, after `maxLines` full lines or once it holds `maxWords` words.
+ * A cue of one short word ("hearts?", "。") joins a neighbouring cue where it fits, on that cue's line or as a line of
+ * its own: the cue before unless the word begins a sentence, else the one after; never across a long pause.
+ */
+function joinShortCues(cues: CaptionPiece[][][], breaker: Breaker): CaptionPiece[][][] {
+  const { words, fits, maxLines, maxWords, breakable } = breaker;
+  const roomFor = (lines: CaptionPiece[][]) => wordsIn(lines) < maxWords;
+  // The word starts a line wherever it goes but at the end of the cue before: only where a line may end before it.
+  const append = (lines: CaptionPiece[][], piece: CaptionPiece) => {
+    const last = lines.at(-1) as CaptionPiece[];
+    if (!(words[piece.word] as CaptionText).breakBefore && fits(lineText([...last, piece]))) last.push(piece);
+    else if (lines.length < maxLines && breakable[piece.word]) lines.push([piece]);
+    else return false;
+    return true;
+  };
+  const prepend = (lines: CaptionPiece[][], piece: CaptionPiece) => {
+    const first = lines[0] as CaptionPiece[];
+    const next = (first[0] as CaptionPiece).word;
+    if (!breakable[piece.word]) return false;
+    if (!(words[next] as CaptionText).breakBefore && fits(lineText([piece, ...first]))) first.unshift(piece);
+    else if (lines.length < maxLines && breakable[next]) lines.unshift([piece]);
+    else return false;
+    return true;
+  };
+  const joined: CaptionPiece[][][] = [];
+  cues.forEach((lines, position) => {
+    const pieces = lines.flat();
+    const piece = pieces[0] as CaptionPiece;
+    if (pieces.length !== 1 || (breaker.cut[piece.word] as string[]).length !== 1 || !isShortWord(piece.text)) {
+      joined.push(lines);
+      return;
+    }
+    const before = joined.at(-1);
+    const after = cues[position + 1];
+    const afterWord = (after?.[0]?.[0] as CaptionPiece | undefined)?.word ?? -1;
+    const toBefore = () => before !== undefined && !pauseBefore(words, piece.word) && roomFor(before) && append(before, piece);
+    const toAfter = () => after !== undefined && !pauseBefore(words, afterWord) && roomFor(after) && prepend(after, piece);
+    const word = words[piece.word] as CaptionText;
+    const beginsSentence = word.sentenceStart || endsSentence(words[piece.word - 1]?.text ?? '');
+    if (!(beginsSentence ? toAfter() || toBefore() : toBefore() || toAfter())) joined.push(lines);
+  });
+  return joined;
+}
+
+/**
+ * The one caption breaker: greedy line filling with `fits`, lines ending only where the script allows
+ * (line-breaks.ts); a line ends at a line break of the request text, a cue at a sentence the engine spoke on its
+ * own, a long pause, after `maxLines` full lines or once it holds `maxWords` words. A sentence that the text's own
+ * marks begin (。！？) starts a new cue unless it would end inside the current one: no cue then ends with the first
+ * words of a sentence that the next cue finishes. Last, a cue of one short word joins a neighbour (joinShortCues).
  */
 export function breakIntoCues(words: readonly CaptionText[], fits: LineFits, shape: CueShape = {}): CueGroup[] {
-  const maxLines = shape.maxLines ?? MAX_LINES;
-  const maxWords = shape.maxWords ?? Infinity;
-  const cut = words.map((word) => cutToFit(word.text, fits));
-  const groups: CaptionPiece[][][] = [];
-  let lines: CaptionPiece[][] = [[]];
-  const lineText = (line: readonly CaptionPiece[]) => joinLine(line, (index) => (line[index] as CaptionPiece).text);
-  const currentLine = () => lines[lines.length - 1] as CaptionPiece[];
-  const newLine = () => {
-    if (lines.length < maxLines) lines.push([]);
-    else newCue();
+  const breaker: Breaker = {
+    words,
+    cut: words.map((word) => cutToFit(word.text, fits)),
+    fits,
+    maxLines: shape.maxLines ?? MAX_LINES,
+    maxWords: shape.maxWords ?? Infinity,
+    breakable: words.map((word, index) => index === 0 || mayBreakBetween((words[index - 1] as CaptionText).text, word.text)),
   };
-  const wordsInCue = () => new Set(lines.flat().map((piece) => piece.word)).size;
-  const newCue = () => {
-    if (currentLine().length > 0 || lines.length > 1) groups.push(lines);
-    lines = [[]];
-  };
+  const filling: Filling = { cues: [], lines: [[]] };
   words.forEach((word, index) => {
     const previous = words[index - 1];
-    if (word.sentenceStart || (previous && word.start - previous.end > PAUSE_SECONDS) || wordsInCue() >= maxWords) newCue();
-    else if (word.breakBefore && currentLine().length > 0) newLine();
-    (cut[index] as string[]).forEach((text, part) => {
-      const piece = { text, word: index, spaceBefore: part === 0 && word.spaceBefore !== false };
-      if (currentLine().length > 0 && !fits(lineText([...currentLine(), piece]))) newLine();
-      currentLine().push(piece);
-    });
+    const hardStart = word.sentenceStart || pauseBefore(words, index) || wordsIn(filling.lines) >= breaker.maxWords;
+    const sentenceStart = previous !== undefined && endsSentence(previous.text) && breaker.breakable[index] && !sentenceEndsInCue(filling, index, breaker);
+    if (hardStart || sentenceStart) newCue(filling);
+    placeWord(filling, index, breaker);
   });
-  newCue();
+  newCue(filling);
+  const groups = joinShortCues(filling.cues, breaker);
 
   const shown = words.map(() => 0);
   /** When piece `part` of a word begins to be said; its last piece ends with the word. */
   const said = (index: number, part: number) => {
     const word = words[index] as CaptionText;
-    const pieces = (cut[index] as string[]).length;
+    const pieces = (breaker.cut[index] as string[]).length;
     return part >= pieces ? word.end : word.start + (word.end - word.start) * (part / pieces);
   };
   return groups.map((group) => {
