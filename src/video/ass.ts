@@ -66,14 +66,17 @@ const RUN_SPLITS = ['{\\2c&H000001&}', '{\\2c&H000002&}'] as const;
  * runs come last to first, each isolated right to left: libass lays every glyph run out by itself, left to right
  * among the others.
  */
-function drawnText(text: string, font: CaptionFont, rightToLeft = false): string {
+function drawnText(text: string, font: CaptionFont, { rightToLeft = false, size = 100 }: { rightToLeft?: boolean; size?: number } = {}): string {
   const { primary } = font;
-  const select = (face: FontFace, weightChanges: boolean) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}}`;
-  const runs = font.runs(text).map(({ text: run, face }) => {
+  const scaled = (percent: number) => `\\fscx${percent}\\fscy${percent}`;
+  const select = (face: FontFace, weightChanges: boolean, scale: string) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}${scale}}`;
+  const runs = font.runs(text).map(({ text: run, face, scale }) => {
     const drawn = rightToLeft ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(run)}${POP_ISOLATE}` : escapeAssText(run);
     if (face === primary) return drawn;
     const weightChanges = face.bold !== primary.bold;
-    return `${select(face, weightChanges)}${drawn}${select(primary, weightChanges)}`;
+    // A fallback face at the size that gives it the primary's capital height (font.ts fallbackScale), then back.
+    const [own, back] = scale === 100 ? ['', ''] : [scaled(Math.round((size * scale) / 100)), scaled(size)];
+    return `${select(face, weightChanges, own)}${drawn}${select(primary, weightChanges, back)}`;
   });
   return (rightToLeft ? runs.reverse() : runs).join('');
 }
@@ -87,19 +90,12 @@ function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont,
   const { litScale } = STYLE_PRESETS[look.style];
   const scale = (percent: number) => (litScale === 100 ? '' : `\\fscx${percent}\\fscy${percent}`);
   const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}${drawn}{\\1c${assColour(look.textColour)}&${scale(100)}}`;
+  /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
+  const piece = (index: number, text: string, rightToLeft = false, prefix = '') =>
+    line[index]?.word === lit ? highlighted(`${prefix}${drawnText(text, font, { rightToLeft, size: litScale })}`) : `${prefix}${drawnText(text, font, { rightToLeft })}`;
   const runs = visualRuns(line);
-  if (!runs) {
-    return joinLine(line, (index) => {
-      const piece = line[index] as CaptionPiece;
-      return piece.word === lit ? highlighted(drawnText(piece.text, font)) : drawnText(piece.text, font);
-    });
-  }
-  return runs
-    .map((run, index) => {
-      const drawn = `${RUN_SPLITS[index % 2]}${drawnText(run.text, font, run.rightToLeft)}`;
-      return line[run.piece]?.word === lit ? highlighted(drawn) : drawn;
-    })
-    .join('');
+  if (!runs) return joinLine(line, (index) => piece(index, (line[index] as CaptionPiece).text));
+  return runs.map((run, index) => piece(run.piece, run.text, run.rightToLeft, RUN_SPLITS[index % 2])).join('');
 }
 
 function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook): string {

@@ -85,10 +85,11 @@ export interface MeasuredFont {
   width(text: string, fontSize: number): number;
 }
 
-/** A stretch of text drawn with one face. */
+/** A stretch of text drawn with one face, at `scale` % of the style's size (fallbackScale). */
 export interface FontRun {
   text: string;
   face: FontFace;
+  scale: number;
 }
 
 /** A family as captions use it: its own face, the fallback chain after it, and text split the way libass draws it. */
@@ -165,10 +166,19 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
     return found;
   };
   const widths = new Map<string, number>();
+  const scales = new Map<MeasuredFace, number>();
+  const scaleOf = (face: MeasuredFace) => {
+    let scale = scales.get(face);
+    if (scale === undefined) {
+      scale = fallbackScale(measuredFace(primary), face);
+      scales.set(face, scale);
+    }
+    return scale;
+  };
   return {
     family,
     primary,
-    runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face })),
+    runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face, scale: scaleOf(run.face) })),
     missingCharacters(text) {
       const missing = new Set<string>();
       for (const character of text) {
@@ -181,7 +191,7 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
     width(text, fontSize) {
       let ems = widths.get(text);
       if (ems === undefined) {
-        ems = runs(text).reduce((sum, run) => sum + run.face.ems(run.text), 0);
+        ems = runs(text).reduce((sum, run) => sum + (run.face.ems(run.text) * scaleOf(run.face)) / 100, 0);
         if (widths.size > 10_000) widths.clear();
         widths.set(text, ems);
       }
@@ -195,6 +205,20 @@ interface MeasuredFace {
   has(codePoint: number): boolean;
   /** Advance width of a run in units of the ASS font size. */
   ems(text: string): number;
+  /** Height of a capital in units of the ASS font size (OS/2's, or the H's outline where the table has none), if it has capitals. */
+  capHeight(): number | undefined;
+}
+
+/**
+ * The size (in %, whole) at which a fallback face is drawn beside the primary one so that their capitals stand as
+ * tall: libass sizes a face by its ascent plus descent, which fonts for scripts with tall stacks (Devanagari, Arabic)
+ * or CJK make large, so at one font size their letters come out smaller (Devanagari at 60 % of DejaVu's, Korean at
+ * 82 %). Noto's faces share one cap height per em, so this also gives them one em. 100 where either has no capitals.
+ */
+function fallbackScale(primary: MeasuredFace, face: MeasuredFace): number {
+  if (face === primary) return 100;
+  const [main, other] = [primary.capHeight(), face.capHeight()];
+  return main && other ? Math.round((100 * main) / other) : 100;
 }
 
 const faces = new Map<FontFace, MeasuredFace>();
@@ -219,6 +243,14 @@ function measuredFace(face: FontFace): MeasuredFace {
     ems(text) {
       const { font, unitsPerSize } = open();
       return font.layout(text).advanceWidth / unitsPerSize;
+    },
+    capHeight() {
+      const { font, unitsPerSize } = open();
+      const table = font['OS/2'].capHeight;
+      if (table > 0) return table / unitsPerSize;
+      if (!font.hasGlyphForCodePoint(0x48)) return undefined;
+      const { bbox } = font.glyphForCodePoint(0x48);
+      return (bbox.maxY - Math.max(0, bbox.minY)) / unitsPerSize;
     },
   };
   faces.set(face, measured);

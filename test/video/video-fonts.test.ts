@@ -24,7 +24,7 @@ const work = useTempDir('voxreel-fonts-');
 /** A run without spaces of each script a fallback font draws (layout cuts Chinese, Japanese and Thai into words), and one the family's own face draws. */
 const SAMPLES = {
   chinese: '你好世界，繁體中文',
-  japanese: 'こんにちは、カタカナと漢字',
+  japanese: 'こんにちは、カナと漢字',
   korean: '한국어자막입니다',
   hindi: 'नमस्ते',
   thai: 'สวัสดีครับ',
@@ -218,15 +218,17 @@ describe('the ASS script', () => {
     const captions = layoutCaptions({ text, speech: toneSpeech(text), size: frameSize('1080p', '16:9'), aspectRatio: '16:9', fps: FPS, look: { family } });
     const script = assScript(captions);
     const bold = family === 'display' ? '\\b1' : '';
-    const back = `{\\fn${font.primary.family}${family === 'display' ? '\\b0' : ''}}`;
+    // Each fallback face at the size that matches the family's capitals (font.ts fallbackScale), then back to 100 %.
+    const scaled = (sample: string) => `\\fscx${font.runs(sample)[0]?.scale}\\fscy${font.runs(sample)[0]?.scale}`;
+    const back = `{\\fn${font.primary.family}${family === 'display' ? '\\b0' : ''}\\fscx100\\fscy100}`;
     expect(script).toMatch(new RegExp(`^Style: Caption,${font.primary.family},\\d+,[^,]+,[^,]+,[^,]+,[^,]+,${family === 'display' ? 0 : -1},`, 'm'));
     const event = script.split('\n').find((line) => line.startsWith('Dialogue:')) ?? '';
     // Chinese is several words, each written as a run of its own (no space between them).
     const chinese = wordsOf(captions, text, SAMPLES.chinese).map((word) => captions.words[word]?.text ?? '');
     expect(chinese.length).toBeGreaterThan(1);
     expect(chinese.join('')).toBe(SAMPLES.chinese);
-    expect(event).toContain(` ${chinese.map((word) => `{\\fnNoto Sans SC${bold}}${word}${back}`).join('')} `);
-    expect(event).toContain(`{\\fnNoto Sans Devanagari${bold}}${SAMPLES.hindi}${back}`);
+    expect(event).toContain(` ${chinese.map((word) => `{\\fnNoto Sans SC${bold}${scaled(word)}}${word}${back}`).join('')} `);
+    expect(event).toContain(`{\\fnNoto Sans Devanagari${bold}${scaled(SAMPLES.hindi)}}${SAMPLES.hindi}${back}`);
     expect(event).toMatch(new RegExp(`(^|[,}])${SAMPLES.latin}`));
   });
 
@@ -237,7 +239,8 @@ describe('the ASS script', () => {
     const event = script.split('\n').find((line) => line.startsWith('Dialogue:')) ?? '';
     // Unescaped braces open and close only our own blocks: colour and the SC run.
     const blocks = event.match(/(?<!\\)\{[^}]*(?<!\\)\}/g) ?? [];
-    expect(blocks.filter((block) => block.includes('\\fn'))).toEqual(['{\\fnNoto Sans SC}', '{\\fnDejaVu Sans}']);
+    const scale = captionFont().runs('中')[0]?.scale;
+    expect(blocks.filter((block) => block.includes('\\fn'))).toEqual([`{\\fnNoto Sans SC\\fscx${scale}\\fscy${scale}}`, '{\\fnDejaVu Sans\\fscx100\\fscy100}']);
     await writeFile(path.join(work, 'user-fn.ass'), script);
     expect(readdirSync(fontsDirFor(path.join(work, 'user-fn.ass'))).sort()).toEqual(['DejaVuSans-Bold.ttf', 'NotoSansSC_700Bold.ttf']);
   });
@@ -288,17 +291,21 @@ describe('rendered with real ffmpeg', () => {
     }
   });
 
-  it('draws a fallback script with the same face in every family, and Latin with each family’s own', async () => {
+  it('draws a fallback script with the same face in every family (at each family’s capital height), and Latin with each family’s own', async () => {
     const all = await Promise.all(CAPTION_FAMILIES.map(rendered));
     const frames = async (name: Sample) =>
-      Promise.all(
-        all.map(async ({ file, captions }) => (await decodeFrame(file, frameOfWord(captions, firstWordOf(captions, SAMPLE_TEXT, SAMPLES[name])), FPS)).toString('base64')),
-      );
+      Promise.all(all.map(async ({ file, captions }) => decodeFrame(file, frameOfWord(captions, firstWordOf(captions, SAMPLE_TEXT, SAMPLES[name])), FPS)));
+    const { width } = frameSize('720p', '9:16');
     for (const name of ['chinese', 'korean', 'thai'] as const) {
-      const [sans, serif, display] = await frames(name);
-      expect(serif === sans && display === sans, name).toBe(true);
+      // The same face, scaled to each family's capitals: its drawn height over its scale is the same in every family.
+      const heights = (await frames(name)).map((frame) => {
+        const { box } = captionPixels(frame, width);
+        return box ? box.bottom - box.top + 1 : 0;
+      });
+      const perScale = heights.map((height, index) => height / ((captionFont(CAPTION_FAMILIES[index]).runs(SAMPLES[name])[0]?.scale ?? 100) / 100));
+      for (const value of perScale) expect(Math.abs(value / (perScale[0] as number) - 1), `${name}: ${heights.join(', ')} px`).toBeLessThan(0.06);
     }
-    const latin = await frames('latin');
+    const latin = (await frames('latin')).map((frame) => frame.toString('base64'));
     expect(new Set(latin).size).toBe(3);
   });
 

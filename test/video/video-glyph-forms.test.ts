@@ -39,7 +39,7 @@ describe('CJK glyph forms follow the voice’s language', () => {
     ['cmn', 'Noto Sans SC'],
     [undefined, 'Noto Sans SC'],
   ])('%s: %s', (language, family) => {
-    expect(captionFont('sans', language).runs(TEXT)).toEqual([{ text: TEXT, face: expect.objectContaining({ family }) }]);
+    expect(captionFont('sans', language).runs(TEXT)).toEqual([{ text: TEXT, face: expect.objectContaining({ family }), scale: expect.any(Number) }]);
     // Latin stays in the family's own face whatever the language.
     expect(captionFont('serif', language).runs('Hi')[0]?.face.family).toBe('Noto Serif');
   });
