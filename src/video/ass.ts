@@ -1,5 +1,5 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
-import type { CaptionPiece, Captions } from './captions.js';
+import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
 import { joinLine } from '../speech/captions.js';
 import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
@@ -103,6 +103,30 @@ function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: Capti
 }
 
 /**
+ * A boxed cue (the subtitle style): one drawing of a box per line, the boxes stacked edge to edge at one height
+ * (so no strip where two overlap, and one shape, so no seam), each as wide as its line measured plus the padding;
+ * then each line centred in its box. libass's own boxes (border style 3) follow each glyph run's font, so spaces and
+ * punctuation from another face than the script's stuck out as notches, and the boxes of two lines overlapped.
+ */
+function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, look: CaptionLook, box: Captions['box'], bottom: number): string[] {
+  const pitch = box.fontSize + 2 * box.outline;
+  const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
+  const top = (index: number) => bottom - (lines.length - index) * pitch;
+  const shape = lines
+    .map((line, index) => {
+      const half = font.width(joinLine(line, (piece) => (line[piece] as CaptionPiece).text), box.fontSize) / 2 + box.outline;
+      const [left, right, upper, lower] = [Math.round(centre - half), Math.round(centre + half), top(index), top(index) + pitch];
+      return `m ${left} ${upper} l ${right} ${upper} ${right} ${lower} ${left} ${lower}`;
+    })
+    .join(' ');
+  const fill = `\\1c${assColour(CAPTION_COLOURS.outline)}&\\1a&H${BOX_ALPHA.toString(16).toUpperCase()}&`;
+  return [
+    `Dialogue: 0,${times},Caption,,0,0,0,,{\\an7\\pos(0,0)\\bord0\\shad0${fill}\\p1}${shape}`,
+    ...lines.map((line, index) => `Dialogue: 1,${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${lineText(line, NO_WORD, font, look)}`),
+  ];
+}
+
+/**
  * One dialogue event per caption state: the cue's lines with the current word lit. The script draws on `canvas`,
  * a band of the frame (the whole frame by default), with the captions where they stand in the frame.
  */
@@ -117,8 +141,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     box.fontSize,
     assColour(look.textColour),
     assColour(look.textColour),
-    // Border style 3 fills each line's box with the outline colour.
-    assColour(CAPTION_COLOURS.outline, boxed ? BOX_ALPHA : 0),
+    assColour(CAPTION_COLOURS.outline),
     '&H80000000',
     font.primary.bold ? -1 : 0,
     0, // italic, underline, strike-out
@@ -128,8 +151,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     100,
     0, // spacing, angle
     0,
-    boxed ? 3 : 1, // border style: a box per line, or outline + shadow
-    box.outline,
+    1, // border style: outline + shadow (boxes are drawn: boxedEvents)
+    boxed ? 0 : box.outline,
     0, // shadow
     2, // alignment: bottom centre
     box.marginLeft,
@@ -137,11 +160,11 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     marginBottom,
     1,
   ].join(',');
-  const events = captions.states.map((state) => {
-    const cue = captions.cues[state.cue];
-    const start = assTime(boundaryCentiseconds(state.startFrame, captions.fps));
-    const end = assTime(boundaryCentiseconds(state.endFrame, captions.fps));
-    return `Dialogue: 0,${start},${end},Caption,,0,0,0,,${dialogueText(cue?.lines ?? [], state.word, font, look)}`;
+  const events = captions.states.flatMap((state) => {
+    const lines = captions.cues[state.cue]?.lines ?? [];
+    const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
+    if (boxed) return boxedEvents(times, lines, font, look, box, canvas.height - marginBottom);
+    return [`Dialogue: 0,${times},Caption,,0,0,0,,${dialogueText(lines, state.word, font, look)}`];
   });
   return [
     '[Script Info]',

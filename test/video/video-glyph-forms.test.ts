@@ -21,7 +21,7 @@ async function drawn(language: string | undefined): Promise<{ script: string; fr
   const captions = layoutCaptions({ text: TEXT, speech: toneSpeech(TEXT), size: SIZE, aspectRatio: '16:9', fps: FPS, look: { style: 'subtitle' }, language });
   const script = assScript(captions);
   const file = path.join(work, `${language ?? 'none'}.ass`);
-  await writeFile(file, script.replace(/^Dialogue: 0,[^,]*,[^,]*,/m, 'Dialogue: 0,0:00:00.00,0:00:05.00,'));
+  await writeFile(file, script.replace(/^Dialogue: (\d+),[^,]*,[^,]*,/gm, 'Dialogue: $1,0:00:00.00,0:00:05.00,'));
   const filter = `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`;
   const { stdout } = await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=black:s=${SIZE.width}x${SIZE.height}:d=1:r=${FPS}`, '-vf', filter, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
   return { script, frame: stdout };

@@ -18,11 +18,11 @@ const work = useTempDir('voxreel-rtl-');
 const RIGHT_TO_LEFT_ISOLATE = '\u2067';
 const POP_ISOLATE = '\u2069';
 
-/** Draws one dialogue of a script (its style kept, shown from 0 s) on a black frame: RGB24. */
-async function draw(script: string, dialogue: string, name: string): Promise<Buffer> {
+/** Draws some events of a script (its style kept, each shown from 0 s) on a black frame: RGB24. */
+async function draw(script: string, events: readonly string[], name: string): Promise<Buffer> {
   const head = script.split('\n').filter((line) => !line.startsWith('Dialogue:'));
   const file = path.join(work, `${name}.ass`);
-  await writeFile(file, [...head, `Dialogue: 0,0:00:00.00,0:00:05.00,Caption,,0,0,0,,${dialogue}`, ''].join('\n'));
+  await writeFile(file, [...head, ...events.map((event) => event.replace(/^Dialogue: (\d+),[^,]*,[^,]*,/, 'Dialogue: $1,0:00:00.00,0:00:05.00,')), ''].join('\n'));
   const filter = `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`;
   const { stdout } = await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=black:s=${SIZE.width}x${SIZE.height}:d=1:r=${FPS}`, '-vf', filter, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
   return stdout;
@@ -62,12 +62,21 @@ function captionsOf(text: string, style: CaptionStyleName): Captions {
   return layoutCaptions({ text, speech: toneSpeech(text), size: SIZE, aspectRatio: '16:9', fps: FPS, look: { style } });
 }
 
-/** The dialogue text of each event of the script (one per caption state), in order. */
-function dialogues(captions: Captions): string[] {
-  return assScript(captions)
-    .split('\n')
-    .filter((line) => line.startsWith('Dialogue:'))
-    .map((event) => event.split(',').slice(9).join(','));
+/** The events of the script by caption state (the subtitle style draws a box and then each line), in order. */
+function statesOf(script: string): string[][] {
+  const byTime = new Map<string, string[]>();
+  for (const event of script.split('\n').filter((line) => line.startsWith('Dialogue:'))) {
+    const time = event.split(',').slice(1, 3).join(',');
+    byTime.set(time, [...(byTime.get(time) ?? []), event]);
+  }
+  return [...byTime.values()];
+}
+
+/** The state's events with the text of its (one) line replaced by the whole line as one run isolated right to left, nothing lit; a box stays. */
+function expectedEvents(events: readonly string[], text: string): string[] {
+  return events.map((event) =>
+    event.includes('\\p1') ? event : event.replace(/^((?:[^,]*,){9})(\{\\an5\\pos\([^)]*\)\})?.*$/, `$1$2${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(text)}${POP_ISOLATE}`),
+  );
 }
 
 describe('right-to-left captions', () => {
@@ -83,15 +92,15 @@ describe('right-to-left captions', () => {
       const captions = captionsOf(text, style);
       expect(captions.cues).toHaveLength(1);
       const script = assScript(captions);
+      const states = statesOf(script);
+      expect(states).toHaveLength(style === 'karaoke' ? text.split(' ').length : 1);
       // The expected drawing: the whole line as written, in one run isolated right to left, nothing lit.
-      const expected = ink(await draw(script, `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(text)}${POP_ISOLATE}`, `${name}-${style}-expected`));
+      const expected = ink(await draw(script, expectedEvents(states[0] ?? [], text), `${name}-${style}-expected`));
       expect(expected.reduce((sum, bit) => sum + bit, 0)).toBeGreaterThan(500);
-      const events = dialogues(captions);
-      expect(events).toHaveLength(style === 'karaoke' ? text.split(' ').length : 1);
-      for (const [index, dialogue] of events.entries()) {
-        const drawn = ink(await draw(script, dialogue, `${name}-${style}-${index}`));
+      for (const [index, events] of states.entries()) {
+        const drawn = ink(await draw(script, events, `${name}-${style}-${index}`));
         // Antialiased edges of a lit (yellow) word differ a little from a white one's.
-        expect(difference(drawn, expected), `state ${index} (${dialogue})`).toBeLessThan(0.06);
+        expect(difference(drawn, expected), `state ${index} (${events.join(' | ')})`).toBeLessThan(0.06);
         // The full stop at the line's left end, where a reader of a right-to-left line expects it.
         const [edges, expectedEdges] = [inkedColumns(drawn), inkedColumns(expected)];
         expect(Math.abs(edges.left - expectedEdges.left)).toBeLessThanOrEqual(3);
@@ -100,7 +109,7 @@ describe('right-to-left captions', () => {
       // What libass draws from the pieces written in logical order with a lit word between them (before bidi.ts): not the expected line.
       const pieces = captions.cues[0]?.lines[0] ?? [];
       const naive = pieces.map((piece, index) => (index === 1 ? `{\\1c&H0046D7FA&}${escapeAssText(piece.text)}{\\1c&H00FFFFFF&}` : escapeAssText(piece.text))).join(' ');
-      if (style === 'karaoke') expect(difference(ink(await draw(script, naive, `${name}-${style}-naive`)), expected)).toBeGreaterThan(0.3);
+      if (style === 'karaoke') expect(difference(ink(await draw(script, [`Dialogue: 0,0,0,Caption,,0,0,0,,${naive}`], `${name}-${style}-naive`)), expected)).toBeGreaterThan(0.3);
     },
     60_000,
   );
