@@ -9,7 +9,7 @@ import { layoutCaptions } from '../src/video/layout.js';
 import { renderVideo, type RenderOptions } from '../src/video/render.js';
 import type { RawPipeline } from './raw.js';
 import { postOk, type Service } from './service.js';
-import { round, timings, type Timings } from './stats.js';
+import { median, round, timings, type Timings } from './stats.js';
 import { narrationOf } from './texts.js';
 
 /** A render of one minute of narration at 1080×1920, constant rate, under one of the settings compared. */
@@ -29,9 +29,23 @@ export interface LooksResult {
   renders: RenderVariant[];
   /** Keyframes every 2 s against one keyframe, render p50s. */
   keyframeCost: number;
-  /** POST /tts-video end to end: the plain default, and an uploaded image background + `bold` captions + uploaded music. */
-  service: { plain: Timings; looks: Timings };
+  /**
+   * POST /tts-video end to end: the plain default, an uploaded image background + `bold` captions + uploaded music
+   * (stereo, the default with music) and the same in mono, and a Chinese narration of about the same length
+   * (`chineseVoice`, words cut by Intl.Segmenter: more words and caption changes than English).
+   */
+  service: { plain: Timings; looks: Timings; looksMono: Timings; chinese: Timings };
+  chineseVoice: string;
+  /** The Chinese narration's length, seconds; the English one's is `seconds`. */
+  chineseSeconds: number;
+  /** Chinese over English (plain), p50s per second of video (the two narrations differ a little in length). */
+  chineseRatio: number;
 }
+
+const CHINESE_VOICE = 'espeak-ng:cmn';
+const CHINESE_PARAGRAPH =
+  '每天早上，港口总是比城镇更早醒来。渔船驶过灯塔，街角的面包店开始烤第一批面包。到了七点，市场的摊位都开张了，咖啡的香味飘过狭窄的街道。' +
+  '游客们慢慢地走向海边，孩子们在广场上追逐鸽子，一天就这样开始了。';
 
 const FPS = 30;
 
@@ -57,7 +71,11 @@ export async function measureLooks(service: Service, raw: RawPipeline, options: 
   const [imageId, musicId] = await Promise.all([upload(service, image, 'image/jpeg'), upload(service, music, 'audio/mpeg')]);
   const request = { text, voice, resolution: '1080p', aspect_ratio: '9:16' };
   const looks = { ...request, background: { image: imageId }, caption_style: 'bold', music: { id: musicId } };
-  const serviceMs = { plain: [] as number[], looks: [] as number[] };
+  const looksMono = { ...looks, channels: 1 };
+  const chineseText = await chineseNarration(service, speech.duration);
+  const chinese = { ...request, text: chineseText, voice: CHINESE_VOICE };
+  const serviceMs = { plain: [] as number[], looks: [] as number[], looksMono: [] as number[], chinese: [] as number[] };
+  let chineseSeconds = 0;
   // One of each first, untimed.
   await postOk(`${service.baseUrl}/tts-video`, looks);
   for (let round = 0; round < runs; round += 1) {
@@ -68,6 +86,10 @@ export async function measureLooks(service: Service, raw: RawPipeline, options: 
     }
     serviceMs.plain.push((await postOk(`${service.baseUrl}/tts-video`, request)).ms);
     serviceMs.looks.push((await postOk(`${service.baseUrl}/tts-video`, looks)).ms);
+    serviceMs.looksMono.push((await postOk(`${service.baseUrl}/tts-video`, looksMono)).ms);
+    const chineseAnswer = await postOk<{ duration: number }>(`${service.baseUrl}/tts-video`, chinese);
+    serviceMs.chinese.push(chineseAnswer.ms);
+    chineseSeconds = chineseAnswer.body.duration;
   }
   const renders = variants.map((variant) => ({ label: variant.label, time: timings(variant.ms) }));
   for (const render of renders) console.log(`  render ${render.label}: ${render.time.p50} ms`);
@@ -77,10 +99,22 @@ export async function measureLooks(service: Service, raw: RawPipeline, options: 
     seconds: round(speech.duration, 1),
     renders,
     keyframeCost: round((withKeyframes?.time.p50 ?? Number.NaN) / (before?.time.p50 ?? Number.NaN), 2),
-    service: { plain: timings(serviceMs.plain), looks: timings(serviceMs.looks) },
+    service: { plain: timings(serviceMs.plain), looks: timings(serviceMs.looks), looksMono: timings(serviceMs.looksMono), chinese: timings(serviceMs.chinese) },
+    chineseVoice: CHINESE_VOICE,
+    chineseSeconds: round(chineseSeconds, 1),
+    chineseRatio: round(median(serviceMs.chinese) / chineseSeconds / (median(serviceMs.plain) / speech.duration), 2),
   };
-  console.log(`  keyframes cost ×${result.keyframeCost}; /tts-video plain ${result.service.plain.p50} ms, image + bold + music ${result.service.looks.p50} ms`);
+  console.log(
+    `  keyframes cost ×${result.keyframeCost}; /tts-video plain ${result.service.plain.p50} ms, image + bold + music ${result.service.looks.p50} ms ` +
+      `(mono ${result.service.looksMono.p50} ms), Chinese ${result.chineseSeconds} s ${result.service.chinese.p50} ms (×${result.chineseRatio})`,
+  );
   return result;
+}
+
+/** The Chinese paragraph repeated to about `seconds` of speech (its length measured once through /tts). */
+async function chineseNarration(service: Service, seconds: number): Promise<string> {
+  const once = await postOk<{ duration: number }>(`${service.baseUrl}/tts`, { text: CHINESE_PARAGRAPH, voice: CHINESE_VOICE, format: 'wav' });
+  return CHINESE_PARAGRAPH.repeat(Math.max(1, Math.floor(seconds / once.body.duration)));
 }
 
 /** A photo-like 1920×1080 JPEG and a minute of stereo MP3, made here. */

@@ -532,13 +532,16 @@ function looksSection(results: Results): string[] {
       [
         ...looks.renders.map((render) => [`renderVideo, ${render.label}`, spread(render.time), render.time.runs.length]),
         ['`POST /tts-video`, the plain default', spread(looks.service.plain), looks.service.plain.runs.length],
-        ['`POST /tts-video`, uploaded 1920×1080 JPEG background, `caption_style: "bold"`, uploaded MP3 music', spread(looks.service.looks), looks.service.looks.runs.length],
+        ['`POST /tts-video`, uploaded 1920×1080 JPEG background, `caption_style: "bold"`, uploaded MP3 music (stereo, the default with music)', spread(looks.service.looks), looks.service.looks.runs.length],
+        ['the same, `channels: 1`', spread(looks.service.looksMono), looks.service.looksMono.runs.length],
+        [`\`POST /tts-video\`, plain, ${looks.chineseSeconds} s of Chinese by \`${looks.chineseVoice}\``, spread(looks.service.chinese), looks.service.chinese.runs.length],
       ],
     ),
     '',
     `${looks.seconds} s of narration by \`${looks.voice}\` at 1080×1920, constant 30 fps, word captions. The renderer rows time ` +
       '`renderVideo` alone on the same speech and captions (no synthesis, no HTTP), in rounds with the service rows. ' +
-      `A keyframe every 2 s costs ×${looks.keyframeCost} of the render with a single keyframe.`,
+      `A keyframe every 2 s costs ×${looks.keyframeCost} of the render with a single keyframe. The Chinese video takes ` +
+      `×${looks.chineseRatio} the English one's time per second of video (its words are cut by Intl.Segmenter).`,
     '',
   ];
 }
