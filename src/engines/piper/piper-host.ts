@@ -26,9 +26,20 @@ const inference = new InferenceThread(threads, (error) => {
   process.stderr.write(`${error.message}\n`);
   process.exit(THREAD_FAILED_EXIT_CODE);
 });
-const phonemizer = await Phonemizer.create();
-// The first runs of the WebAssembly are slow until V8 has optimized it: pay for that before saying ready.
-for (let round = 0; round < PHONEMIZER_WARM_UP_ROUNDS; round++) phonemizer.phonemize(WARM_UP_TEXT, 'en-us');
+/**
+ * eSpeak NG, made and warmed (the first runs of the WebAssembly are slow until V8 has optimized it) while this
+ * process already takes jobs: the first voice's model then loads on the inference thread at the same time, which
+ * takes the phonemizer's half second off a start. A phonemizer that cannot be made ends the process, as a failed
+ * start (the parent starts another).
+ */
+const phonemizerReady = Phonemizer.create().then((phonemizer) => {
+  for (let round = 0; round < PHONEMIZER_WARM_UP_ROUNDS; round++) phonemizer.phonemize(WARM_UP_TEXT, 'en-us');
+  return phonemizer;
+});
+phonemizerReady.catch((error: unknown) => {
+  process.stderr.write(`the phonemizer could not be made: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(THREAD_FAILED_EXIT_CODE);
+});
 
 /** Voices the engine has described to this process (once each), by model path. */
 const specs = new Map<string, PiperModelSpec>();
@@ -42,7 +53,7 @@ async function load(spec: PiperModelSpec): Promise<VoiceModel> {
   await inference.load({ modelPath, durations, multiSpeaker });
   const model: VoiceModel = { spec, infer: (ids, scales, speakerId, signal) => inference.infer(modelPath, ids, scales, speakerId, signal) };
   // onnxruntime's first run allocates and plans: before the voice's first job, not during it.
-  await speak(phonemizer, model, WARM_UP_TEXT, { speakerId: 0, lengthScale: spec.scales.length });
+  await speak(await phonemizerReady, model, WARM_UP_TEXT, { speakerId: 0, lengthScale: spec.scales.length });
   return model;
 }
 
@@ -95,7 +106,8 @@ serveJobs<PiperJob, PiperResult>(async (job) => {
       running.set(job.ticket, controller);
       try {
         const options = { speakerId: job.speakerId, lengthScale: job.lengthScale, signal: controller.signal };
-        const { samples, words } = await withModel(spec, (model) => speak(phonemizer, model, job.text, options));
+        // The model's load (on the inference thread) starts before this waits for the phonemizer.
+        const { samples, words } = await withModel(spec, async (model) => speak(await phonemizerReady, model, job.text, options));
         return { kind: 'speech', samples, sampleRate: spec.sampleRate, words };
       } finally {
         running.delete(job.ticket);
