@@ -26,8 +26,8 @@ export interface PiperEngineOptions {
   hostModule?: string;
 }
 
-// A host collects the garbage once a model is loaded (see model.ts).
-// A small young generation (as bin/voxreel's): 50-120 MB less resident after a few sentences, measured.
+// A host collects the garbage once a model is loaded (see model.ts), and keeps a small young generation (as
+// bin/voxreel does): 50-120 MB less resident after a few sentences, measured.
 const HOST_EXEC_ARGV = ['--expose-gc', '--max-semi-space-size=2'];
 
 /** What a host process holds, for diagnostics and tests. */
