@@ -28,6 +28,9 @@ declare module 'fastify' {
   }
 }
 
+/** How long after the start-up voice's warm-up the splicer's self-check runs, unless a video asks for it first. */
+const SPLICER_CHECK_DELAY_MS = 10_000;
+
 /** What makes speech and videos (jobs/services.ts, opened as a worker opens them), and the sweeps of old files. */
 async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: Config; deps: ServiceDeps }): Promise<void> {
   const services = await openServices(config, deps, {
@@ -48,15 +51,21 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
   app.decorate('splicer', services.splicer);
   app.decorate('assets', services.assets);
   app.decorate('warmUp', services.warmUp);
-  // The splicer's self-check runs once, after the start-up voice's warm-up (not to slow down loading its model); a
-  // failure only sends videos the plain way (/readyz shows it, the service stays ready). A video asked for before
-  // it has run waits for it.
+  // The splicer's self-check runs once, SPLICER_CHECK_DELAY_MS after the start-up voice's warm-up (not to slow down
+  // loading its model, nor the first requests: its ffmpeg runs took a second of CPU from them); a failure only sends
+  // videos the plain way (/readyz shows it, the service stays ready). A video asked for before runs it and waits.
+  let delayed: NodeJS.Timeout | undefined;
+  const check = async () => {
+    const { ok, reason, cause } = await services.splicer.run();
+    if (!ok) app.log.warn({ err: cause, reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
+  };
   app.addHook('onReady', async () => {
-    void services.warmUp.done.then(async () => {
-      const { ok, reason, cause } = await services.splicer.run();
-      if (!ok) app.log.warn({ err: cause, reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
+    void services.warmUp.done.then(() => {
+      delayed = setTimeout(() => void check(), SPLICER_CHECK_DELAY_MS);
+      delayed.unref();
     });
   });
+  app.addHook('onClose', async () => clearTimeout(delayed));
   startRetention(app, () => services.storage.sweep(config.retentionMs), config.retentionMs);
   startRetention(app, () => services.assets.sweep(), config.assets.retentionMs);
 }
