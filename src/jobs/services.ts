@@ -27,12 +27,12 @@ export interface ServiceDeps {
   early?: EarlyStart;
 }
 
+export type { WarmUp } from '../engines/start-up.js';
+
 /**
  * Everything that makes speech and videos, without HTTP: the API process and `voxreel worker` open the same set,
  * so a job renders the same wherever it runs.
  */
-export type { WarmUp } from '../engines/start-up.js';
-
 export interface Services {
   storage: Storage;
   /** The storage when it is a local folder (the API serves it under /files). */

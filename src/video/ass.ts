@@ -58,6 +58,11 @@ const POP_ISOLATE = '\u2069';
  */
 const RUN_SPLITS = ['{\\2c&H000001&}', '{\\2c&H000002&}'] as const;
 
+/** Override tags that draw at `percent` % of the style's size. */
+function sizeTags(percent: number): string {
+  return `\\fscx${percent}\\fscy${percent}`;
+}
+
 /**
  * A piece of text with each run the style's font lacks in an explicit `\fn` of the fallback face that measured it,
  * so libass draws exactly what layout measured; family names come from our registry, never from the text. The weight
@@ -68,14 +73,13 @@ const RUN_SPLITS = ['{\\2c&H000001&}', '{\\2c&H000002&}'] as const;
  */
 function drawnText(text: string, font: CaptionFont, { rightToLeft = false, size = 100 }: { rightToLeft?: boolean; size?: number } = {}): string {
   const { primary } = font;
-  const scaled = (percent: number) => `\\fscx${percent}\\fscy${percent}`;
   const select = (face: FontFace, weightChanges: boolean, scale: string) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}${scale}}`;
   const runs = font.runs(text).map(({ text: run, face, scale }) => {
     const drawn = rightToLeft ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(run)}${POP_ISOLATE}` : escapeAssText(run);
     if (face === primary) return drawn;
     const weightChanges = face.bold !== primary.bold;
     // A fallback face at the size that gives it the primary's capital height (font.ts fallbackScale), then back.
-    const [own, back] = scale === 100 ? ['', ''] : [scaled(Math.round((size * scale) / 100)), scaled(size)];
+    const [own, back] = scale === 100 ? ['', ''] : [sizeTags(Math.round((size * scale) / 100)), sizeTags(size)];
     return `${select(face, weightChanges, own)}${drawn}${select(primary, weightChanges, back)}`;
   });
   return (rightToLeft ? runs.reverse() : runs).join('');
@@ -88,7 +92,7 @@ function drawnText(text: string, font: CaptionFont, { rightToLeft = false, size 
  */
 function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, look: CaptionLook): string {
   const { litScale } = STYLE_PRESETS[look.style];
-  const scale = (percent: number) => (litScale === 100 ? '' : `\\fscx${percent}\\fscy${percent}`);
+  const scale = (percent: number) => (litScale === 100 ? '' : sizeTags(percent));
   const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}${drawn}{\\1c${assColour(look.textColour)}&${scale(100)}}`;
   /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
   const piece = (index: number, text: string, rightToLeft = false, prefix = '') =>
@@ -127,7 +131,8 @@ function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: Capt
 }
 
 /**
- * One dialogue event per caption state: the cue's lines with the current word lit. The script draws on `canvas`,
+ * The dialogue events of each caption state (one with the cue's lines and the current word lit; for a boxed style,
+ * its boxes and then each line). The script draws on `canvas`,
  * a band of the frame (the whole frame by default), with the captions where they stand in the frame.
  */
 export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, height: captions.box.height }): string {

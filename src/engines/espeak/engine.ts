@@ -20,12 +20,6 @@ export interface EspeakEngineOptions {
   hostModule?: string;
   /** How long a host may take to start (a loaded machine starts processes slowly). */
   startTimeoutMs?: number;
-  /**
-   * Where the voice list comes from: `recorded` (the default) takes the one recorded for the installed eSpeak NG
-   * release (voices-recorded.ts) and starts no process, falling back to asking a host when the release differs;
-   * `host` always asks one.
-   */
-  voiceList?: 'recorded' | 'host';
 }
 
 /** eSpeak NG (WebAssembly, GPL-3.0) in a pool of persistent child processes. */
@@ -40,8 +34,9 @@ export class EspeakEngine implements Engine {
   static async create(options: EspeakEngineOptions): Promise<EspeakEngine> {
     const pool = newPool(options);
     try {
-      // The recording describes the engine's own host; a host put in its place describes itself.
-      const recorded = options.voiceList === 'host' || options.hostModule ? undefined : recordedDescription();
+      // The voices recorded for the installed release (voices-recorded.ts), else a host's own list: one put in
+      // place of the engine's own (a test's) describes itself.
+      const recorded = options.hostModule ? undefined : recordedDescription();
       const { voices, variants, sampleRate } = recorded ?? (await describeByHost(pool));
       return new EspeakEngine(pool, new EspeakVoiceCatalog(voices, variants, sampleRate));
     } catch (error) {

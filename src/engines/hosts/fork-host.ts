@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tiedToParent } from '../../media/process.js';
+import { supervise, tiedToParent } from '../../media/process.js';
 import { awaitReady, type ExitStatus } from './child-exit.js';
 import { isHostReady } from './host-protocol.js';
 
@@ -40,6 +40,22 @@ export async function forkHost(options: ForkHostOptions): Promise<{ child: Child
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return { child, tempDir };
+}
+
+/** Whether the host's process has not exited yet. */
+export function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Stops a host's process (SIGTERM, then SIGKILL) and resolves once it has exited. */
+export async function stopHost(child: ChildProcess, exited: Promise<ExitStatus>): Promise<void> {
+  if (!isRunning(child)) {
+    await exited;
+    return;
+  }
+  const supervision = supervise(child, { signal: AbortSignal.abort() });
+  await exited;
+  supervision.release();
 }
 
 /** Removes a host's TMPDIR once it has exited. */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { AppError } from '../../errors.js';
 import { ProcessError, supervise, TailBuffer, type ProcessLimits, type Supervision } from '../../media/process.js';
 import { ExitListeners, whenExited, type ExitStatus } from './child-exit.js';
-import { startHost } from './fork-host.js';
+import { isRunning, startHost, stopHost } from './fork-host.js';
 import { isHostReply, type HostRequest } from './host-protocol.js';
 import { jobFailure, type EngineHost } from './host-pool.js';
 
@@ -113,18 +113,12 @@ export class NodeHost<Job, Result> implements EngineHost<Job, Result> {
     });
   }
 
-  async close(): Promise<void> {
-    if (!this.alive) {
-      await this.exited;
-      return;
-    }
-    const supervision = supervise(this.child, { signal: AbortSignal.abort() });
-    await this.exited;
-    supervision.release();
+  close(): Promise<void> {
+    return stopHost(this.child, this.exited);
   }
 
   private get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return isRunning(this.child);
   }
 
   /** Disconnecting makes the host exit by itself; the kill is only a fallback. */

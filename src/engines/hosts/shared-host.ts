@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { AppError, abortError } from '../../errors.js';
-import { ProcessError, supervise, TailBuffer, type ProcessLimits } from '../../media/process.js';
+import { ProcessError, TailBuffer, type ProcessLimits } from '../../media/process.js';
 import { whenExited, type ExitStatus } from './child-exit.js';
-import { startHost, startTwice } from './fork-host.js';
+import { isRunning, startHost, startTwice, stopHost } from './fork-host.js';
 import { isHostReady, isHostReply, type HostRequest } from './host-protocol.js';
 
 const RETIRE_GRACE_MS = 2000;
@@ -81,7 +81,7 @@ class HostProcess<Job, Result> {
   }
 
   get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return isRunning(this.child);
   }
 
   get usable(): boolean {
@@ -130,13 +130,7 @@ class HostProcess<Job, Result> {
   async close(): Promise<void> {
     this.closing = true;
     this.retired = true;
-    if (!this.alive) {
-      await this.exited;
-      return;
-    }
-    const supervision = supervise(this.child, { signal: AbortSignal.abort() });
-    await this.exited;
-    supervision.release();
+    await stopHost(this.child, this.exited);
   }
 
   failure(reason: string, status: Partial<ExitStatus>): ProcessError {

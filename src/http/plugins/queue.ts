@@ -7,6 +7,7 @@ import type { JobResults } from '../../jobs/job-results.js';
 import { LocalJobQueue } from '../../jobs/local-queue.js';
 import { jobPipeline } from '../../jobs/pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import type { RedisJobQueue } from '../../jobs/redis/queue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,16 +21,13 @@ declare module 'fastify' {
 
 /** Where jobs wait: in this process, or in Redis for `voxreel worker` processes (REDIS_URL); and what follows each. */
 async function queuePlugin(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
-  // Redis' modules (BullMQ, ioredis) are loaded only where they are used: a quicker start without them.
-  const connection = config.redisUrl ? await import('../../jobs/redis/connection.js') : undefined;
-  const redis = config.redisUrl ? connection?.connectStateRedis(config.redisUrl, app.log) : undefined;
-  if (redis && config.redisUrl) await connection?.untilReachable(redis, config.redisUrl);
+  const shared = config.redisUrl ? await connectShared(config.redisUrl, app.log) : undefined;
+  const redis = shared?.redis;
   const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
-  const queue: JobQueue =
-    redis && config.redisUrl
-      ? await (await import('../../jobs/redis/queue.js')).RedisJobQueue.open({ config, redis, log: app.log, followUp, quota: app.quota })
-      : new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
+  const queue: JobQueue = shared
+    ? await shared.openQueue({ config, log: app.log, followUp, quota: app.quota })
+    : new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
   app.decorate('executor', executor);
   app.decorate('results', results);
   app.decorate('queue', queue);
@@ -42,8 +40,23 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
   app.addHook('onClose', async () => {
     await queue.close();
     await followUp.close();
-    if (redis) await connection?.closeRedis(redis);
+    await shared?.close();
   });
+}
+
+/**
+ * Redis for the state several instances share, reachable; its modules (BullMQ, ioredis) are loaded only here, with
+ * REDIS_URL: a quicker start without them.
+ */
+async function connectShared(url: string, log: FastifyInstance['log']) {
+  const { closeRedis, connectStateRedis, untilReachable } = await import('../../jobs/redis/connection.js');
+  const redis = connectStateRedis(url, log);
+  await untilReachable(redis, url);
+  return {
+    redis,
+    openQueue: async (options: Omit<Parameters<typeof RedisJobQueue.open>[0], 'redis'>) => (await import('../../jobs/redis/queue.js')).RedisJobQueue.open({ ...options, redis }),
+    close: () => closeRedis(redis),
+  };
 }
 
 export default fp(queuePlugin, { name: 'queue', dependencies: ['work', 'services'] });
