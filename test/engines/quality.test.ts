@@ -17,11 +17,18 @@ const BOUNDS: Record<string, number> = {
   'espeak-ng:en-us': 0.95,
 };
 
+/**
+ * The neural voice samples noise, so each reading differs (measured here: 24–33 % on this paragraph): it is judged by
+ * the median of three readings, the others (deterministic) by one.
+ */
+const READINGS: Record<string, number> = { 'piper:en_US-joe-medium': 3 };
+
 // CI installs the recognizer; elsewhere the test says why it did not run.
 const available = existsSync(RECOGNIZER) || Boolean(process.env.CI);
 
 describe.runIf(available)('intelligibility of the English voices', () => {
-  const t = useTestApp();
+  // Caches off: each reading is synthesized anew.
+  const t = useTestApp({ CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' });
 
   for (const [voice, bound] of Object.entries(BOUNDS)) {
     it(`${voice}: word error rate at most ${Math.round(bound * 100)} %`, async (context) => {
@@ -30,9 +37,14 @@ describe.runIf(available)('intelligibility of the English voices', () => {
         if (process.env.CI) throw new Error(`${voice} is not installed`);
         context.skip();
       }
-      const result = await postTts(t.app, { text: QUALITY_PARAGRAPH, voice, format: 'wav' });
-      const heard = await transcribe(path.join(t.outputDir, result.url.slice(t.config.cdnUrl.length + 1)));
-      expect(wordErrorRate(QUALITY_PARAGRAPH, heard), heard).toBeLessThanOrEqual(bound);
+      const scored: { rate: number; heard: string }[] = [];
+      for (let reading = 0; reading < (READINGS[voice] ?? 1); reading += 1) {
+        const result = await postTts(t.app, { text: QUALITY_PARAGRAPH, voice, format: 'wav' });
+        const heard = await transcribe(path.join(t.outputDir, result.url.slice(t.config.cdnUrl.length + 1)));
+        scored.push({ rate: wordErrorRate(QUALITY_PARAGRAPH, heard), heard });
+      }
+      const median = scored.sort((a, b) => a.rate - b.rate)[Math.floor(scored.length / 2)];
+      expect(median?.rate, median?.heard).toBeLessThanOrEqual(bound);
     });
   }
 
