@@ -9,7 +9,7 @@ const cores = os.availableParallelism();
 
 /** Every environment variable the service reads, with its default (docs/configuration.md documents it, checked by test/structure/configuration-docs.test.ts). */
 /** Limits of a shared service (API keys set, or listening beyond loopback); a personal one has none by default. */
-export const SHARED_LIMITS = { rate: 60, jobs: Math.max(2, cores * 2), characters: 200_000 } as const;
+export const SHARED_LIMITS = { rate: 60, jobs: Math.max(2, cores * 2), characters: 200_000, assetMb: 500 } as const;
 
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
@@ -60,8 +60,19 @@ export const EnvSchema = Type.Object({
   ASSET_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 20 * 1024 * 1024, description: 'Largest file one upload may be.' }),
   ASSET_MAX_PIXELS: Type.Integer({ minimum: 1, maximum: 500_000_000, default: 40_000_000, description: 'Most pixels (width × height) an uploaded image may have.' }),
   ASSET_MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest an uploaded audio file may play.' }),
+  ASSET_CHECK_CPU_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'CPU time the full decode of one upload may take (ffmpeg is stopped past it and the file refused, 413).',
+  }),
   ASSET_RETENTION_HOURS: Type.Optional(
     Type.Number({ minimum: 0, description: 'Uploaded assets older than this are deleted; 0 keeps them; default RETENTION_HOURS, or 24 when that is 0.' }),
+  ),
+  ASSET_QUOTA_MB: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description: `Bytes (in MiB) of live assets one client may keep; 0 turns the cap off. Default ${SHARED_LIMITS.assetMb}, or off for a personal service.`,
+    }),
   ),
   SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, default: 15_000 }),
   CLIENT_MAX_JOBS: Type.Optional(
@@ -119,7 +130,14 @@ export const EnvSchema = Type.Object({
   JOB_RETENTION_HOURS: Type.Number({ minimum: 0.0001, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, description: 'Key of the HMAC-SHA256 signature on webhook deliveries; webhooks are refused without it.' })),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'Allow webhooks to loopback, private and link-local addresses.' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, default: 64, description: 'Webhook attempts in flight at once per process (connections); the rest wait their turn.' }),
+  WEBHOOK_CLIENT_CONCURRENCY: Type.Integer({ minimum: 1, default: 8, description: 'Webhook attempts in flight at once for one client (API key, or address).' }),
   CACHE_MAX_ENTRIES: Type.Integer({ minimum: 0, default: 10_000, description: 'Identical requests remembered (their results); 0 turns the cache off.' }),
+  CACHE_SCOPE: Type.Union([Type.Literal('tenant'), Type.Literal('shared')], {
+    default: 'tenant',
+    description:
+      'Whose earlier results a request may be answered from: `tenant`, its own client\'s (API key, or address); `shared`, anyone\'s (more hits, but a hit tells a client that someone asked for that text before).',
+  }),
   SENTENCE_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: 'Memory for synthesized sentences, per process; 0 turns it off.' }),
   PRICE_CACHE_HIT_FACTOR: Type.Number({
     minimum: 0,
@@ -181,7 +199,7 @@ export interface Config {
   corsOrigins: string[];
   retentionMs: number;
   /** Uploaded assets: their private folder (absolute), upload limits and retention (0: kept). */
-  assets: { dir: string; maxBytes: number; maxPixels: number; maxAudioSeconds: number; retentionMs: number };
+  assets: { dir: string; maxBytes: number; maxPixels: number; maxAudioSeconds: number; cpuSeconds: number; retentionMs: number; quotaBytes: number };
   shutdownGraceMs: number;
   /** No API keys and a loopback HOST: rate limits and per-client caps are off unless set. */
   personal: boolean;
@@ -207,8 +225,8 @@ export interface Config {
   redisUrl?: string;
   queueName: string;
   jobRetentionMs: number;
-  webhooks: { secret?: string; allowPrivate: boolean };
-  cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number };
+  webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number };
+  cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number; scope: 'tenant' | 'shared' };
 }
 
 export type StorageConfig =
@@ -307,6 +325,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBytes: parsed.ASSET_MAX_BYTES,
       maxPixels: parsed.ASSET_MAX_PIXELS,
       maxAudioSeconds: parsed.ASSET_MAX_AUDIO_SECONDS,
+      cpuSeconds: parsed.ASSET_CHECK_CPU_SECONDS,
+      quotaBytes: (parsed.ASSET_QUOTA_MB ?? (personal ? 0 : SHARED_LIMITS.assetMb)) * 1024 * 1024,
       retentionMs: (parsed.ASSET_RETENTION_HOURS ?? (parsed.RETENTION_HOURS > 0 ? parsed.RETENTION_HOURS : 24)) * 3_600_000,
     },
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
@@ -328,8 +348,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: parsed.REDIS_URL,
     queueName: parsed.QUEUE_NAME,
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
-    webhooks: { secret: parsed.WEBHOOK_SECRET, allowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE },
-    cache: { maxEntries: parsed.CACHE_MAX_ENTRIES, sentenceBytes: parsed.SENTENCE_CACHE_MB * 1024 * 1024, hitPriceFactor: parsed.PRICE_CACHE_HIT_FACTOR },
+    webhooks: {
+      secret: parsed.WEBHOOK_SECRET,
+      allowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE,
+      concurrency: parsed.WEBHOOK_CONCURRENCY,
+      clientConcurrency: parsed.WEBHOOK_CLIENT_CONCURRENCY,
+    },
+    cache: { maxEntries: parsed.CACHE_MAX_ENTRIES, sentenceBytes: parsed.SENTENCE_CACHE_MB * 1024 * 1024, hitPriceFactor: parsed.PRICE_CACHE_HIT_FACTOR, scope: parsed.CACHE_SCOPE },
   };
 }
 

@@ -11,12 +11,17 @@ const TIMEOUT_MS = { probe: 10_000, decode: 60_000 };
 /** An image is decoded once, into a frame this small, to prove every byte of it decodes. */
 const CHECK_FRAME = 'scale=64:64:force_original_aspect_ratio=decrease';
 
-/** The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS). */
+/** The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS, ASSET_CHECK_CPU_SECONDS). */
 export interface AssetLimits {
   maxBytes: number;
   maxPixels: number;
   maxAudioSeconds: number;
+  /** CPU time the decode may take: a small file can be costly to decode (ten minutes of 7.1 channels at 192 kHz). */
+  cpuSeconds: number;
 }
+
+/** What ffmpeg writes last when its CPU-time limit (`-timelimit`, RLIMIT_CPU) stops it: SIGXCPU is 24 on Linux. */
+const CPU_LIMIT_REACHED = /received signal 24\b/;
 
 export type AssetFacts = { kind: 'image'; width: number; height: number } | { kind: 'audio'; duration: number; loudness?: number };
 
@@ -64,10 +69,15 @@ export async function inspectAsset(
     // ffmpeg's own words (libavformat) when a length is a guess from the bitrate: only a length the header states counts.
     lengthGuessed: /Estimating duration from bitrate/.test(probed.stderr),
     decode: (args) =>
-      runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-xerror', ...args.input, ...input, ...args.output], {
+      runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-xerror', '-timelimit', String(limits.cpuSeconds), ...args.input, ...input, ...args.output], {
         timeoutMs: TIMEOUT_MS.decode,
         signal,
-      }).catch(failed),
+      }).catch((error: unknown) => {
+        if (error instanceof ProcessError && CPU_LIMIT_REACHED.test(error.stderrTail)) {
+          throw refuse('ASSET_TOO_LARGE', `The file takes more than ${limits.cpuSeconds} s of CPU time to check; upload a shorter or smaller one (fewer channels, a lower sample rate).`);
+        }
+        return failed(error);
+      }),
   };
   return FORMATS[format].kind === 'image' ? checkImage(run, header) : checkAudio(run, limits.maxAudioSeconds);
 }

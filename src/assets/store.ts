@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError } from '../errors.js';
 import { content, writeAtomically } from '../storage/atomic-write.js';
+import { freeBytes } from '../storage/disk-space.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
@@ -72,10 +73,20 @@ export interface AssetStoreOptions {
   retentionMs: number;
   /** How long past its expiry an asset's files stay, for a render that resolved it just before (the longest job). */
   graceMs: number;
+  /** Bytes of live assets one owner may keep (ASSET_QUOTA_MB); 0: no cap. */
+  quotaBytes: number;
+  /** Below this much free space in the folder, uploads are refused (MIN_FREE_DISK_MB). */
+  minFreeBytes: number;
+}
+
+/** The folder of one owner's assets: a digest of the owner (an API key's id or an address), never the owner itself. */
+function ownerFolder(owner: string): string {
+  return createHash('sha256').update(owner).digest('base64url').slice(0, 22);
 }
 
 /**
- * Uploaded images and audio, each a file `<id>.<ext>` with its record `<id>.json` in one private folder. A file
+ * Uploaded images and audio, each a file `<id>.<ext>` with its record `<id>.json` in its owner's folder of one
+ * private folder: an asset belongs to the client that uploaded it, and to everyone else it does not exist. A file
  * is received into `.tmp` (cut at the byte limit, refused at its first bytes when they are not a supported
  * format), checked, and renamed into place with its record last: an asset exists when its record does.
  */
@@ -102,6 +113,7 @@ export class AssetStore {
    * when its first bytes are no supported format. Errors of `source` itself pass through as they are.
    */
   async receive(source: Readable): Promise<Upload> {
+    await this.assertFreeSpace(0);
     const temp = path.join(this.tempDir, `${randomBytes(12).toString('base64url')}.part`);
     const { maxBytes } = this.options.limits;
     const discard = () => rm(temp, { force: true });
@@ -140,33 +152,40 @@ export class AssetStore {
     }
   }
 
-  /** Checks a received file (header, ffprobe, a full decode) and stores it; the temporary file is gone either way. */
-  async admit(upload: Upload, signal?: AbortSignal): Promise<Asset> {
+  /**
+   * Checks a received file (the owner's quota and the free space first, then header, ffprobe, a full decode) and
+   * stores it as `owner`'s; the temporary file is gone either way.
+   */
+  async admit(upload: Upload, owner: string, signal?: AbortSignal): Promise<Asset> {
     try {
+      await this.assertFreeSpace(upload.bytes);
+      await this.assertQuota(owner, upload.bytes);
       const header = FORMATS[upload.format].kind === 'image' ? await this.imageHeader(upload) : undefined;
       const facts = await this.gate.run(() => inspectAsset(this.ffmpeg, upload.path, upload.format, header, this.options.limits, signal), signal);
-      return await this.commit(upload, { format: upload.format, bytes: upload.bytes, ...facts });
+      return await this.commit(upload, ownerFolder(owner), { format: upload.format, bytes: upload.bytes, ...facts });
     } finally {
       await upload.discard();
     }
   }
 
-  /** The asset with this id, or undefined when the id is malformed, unknown or expired. */
-  async get(id: string): Promise<Asset | undefined> {
-    if (!ID.test(id)) return undefined;
-    const record = await this.readRecord(id);
-    if (!record) return undefined;
-    const expires = this.expiry(record);
-    if (expires !== undefined && expires <= Date.now()) return undefined;
-    const present = await stat(this.fileOf(record)).then((info) => info.isFile(), () => false);
-    return present ? this.asAsset(record) : undefined;
+  /** `owner`'s asset with this id, or undefined when the id is malformed, unknown, another's or expired. */
+  async get(id: string, owner: string): Promise<Asset | undefined> {
+    const record = await this.liveRecord(ownerFolder(owner), id);
+    return record && this.asAsset(record);
   }
 
-  /** Deletes an asset's files; true when it was a live asset. */
-  async delete(id: string): Promise<boolean> {
-    if (!ID.test(id)) return false;
-    const live = (await this.get(id)) !== undefined;
-    await this.removeFiles(id);
+  /** Bytes of `owner`'s live assets. */
+  async usage(owner: string): Promise<number> {
+    const folder = ownerFolder(owner);
+    const records = await Promise.all([...(await this.idsIn(folder))].map((id) => this.liveRecord(folder, id)));
+    return records.reduce((sum, record) => sum + (record?.bytes ?? 0), 0);
+  }
+
+  /** Deletes one of `owner`'s assets; true when it was a live asset. */
+  async delete(id: string, owner: string): Promise<boolean> {
+    const folder = ownerFolder(owner);
+    const live = (await this.liveRecord(folder, id)) !== undefined;
+    if (ID.test(id)) await this.removeFiles(folder, id);
     return live;
   }
 
@@ -175,8 +194,8 @@ export class AssetStore {
    * asset of that kind; otherwise UNKNOWN_ASSET (422) naming the field. The file stays for the longest job after
    * the asset expires, so a render that resolved it may use it to the end.
    */
-  async resolve(id: string, kind: AssetKind, field: string): Promise<ResolvedAsset> {
-    const asset = await this.get(id);
+  async resolve(id: string, owner: string, kind: AssetKind, field: string): Promise<ResolvedAsset> {
+    const asset = await this.get(id, owner);
     if (!asset) {
       throw new AppError('UNKNOWN_ASSET', {
         field,
@@ -185,24 +204,26 @@ export class AssetStore {
     }
     if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an ${kind} asset; this one is ${asset.kind}.` });
     const { format, width, height, duration, loudness } = asset;
-    return { path: this.fileOf(asset), kind, format, width, height, duration, loudness };
+    return { path: this.fileOf(ownerFolder(owner), asset), kind, format, width, height, duration, loudness };
   }
 
-  /** Removes assets expired more than the grace ago, files without a record, and abandoned temporary files; returns how many assets. */
+  /**
+   * Removes assets expired more than the grace ago, files without a record, and abandoned temporary files; returns
+   * how many assets. Files left at the top of the folder by releases before owners (no owner: nobody's) go the same way.
+   */
   async sweep(): Promise<number> {
     const now = Date.now();
-    const ids = new Set<string>();
-    for (const name of await readdir(this.options.dir).catch(() => [] as string[])) {
-      const id = name.split('.')[0] ?? '';
-      if (ID.test(id)) ids.add(id);
-    }
+    const entries = await readdir(this.options.dir, { withFileTypes: true }).catch(() => []);
+    const folders = ['', ...entries.filter((entry) => entry.isDirectory() && entry.name !== TEMP_DIR).map((entry) => entry.name)];
     let removed = 0;
-    for (const id of ids) {
-      const record = await this.readRecord(id);
-      const expires = record ? this.expiry(record) : await this.orphanExpiry(id);
-      if (expires !== undefined && expires + this.options.graceMs < now) {
-        await this.removeFiles(id);
-        removed += 1;
+    for (const folder of folders) {
+      for (const id of await this.idsIn(folder)) {
+        const record = await this.readRecord(folder, id);
+        const expires = record ? this.expiry(record) : await this.orphanExpiry(folder, id);
+        if (expires !== undefined && expires + this.options.graceMs < now) {
+          await this.removeFiles(folder, id);
+          removed += 1;
+        }
       }
     }
     for (const name of await readdir(this.tempDir).catch(() => [] as string[])) {
@@ -247,17 +268,60 @@ export class AssetStore {
     return header;
   }
 
-  private async commit(upload: Upload, facts: Omit<AssetRecord, 'id' | 'created'>): Promise<Asset> {
+  /** STORAGE_FULL (507) when storing `bytes` more would leave less than MIN_FREE_DISK_MB free. */
+  private async assertFreeSpace(bytes: number): Promise<void> {
+    const free = await freeBytes(this.options.dir);
+    if (free - bytes < this.options.minFreeBytes) {
+      throw new AppError('STORAGE_FULL', { message: 'The server is low on disk space and takes no uploads now; retry later.', retryAfter: 60 });
+    }
+  }
+
+  /** ASSET_QUOTA_EXCEEDED (507) when `bytes` more would take the owner past ASSET_QUOTA_MB. */
+  private async assertQuota(owner: string, bytes: number): Promise<void> {
+    const { quotaBytes } = this.options;
+    if (quotaBytes <= 0) return;
+    const used = await this.usage(owner);
+    if (used + bytes > quotaBytes) {
+      throw new AppError('ASSET_QUOTA_EXCEEDED', {
+        field: 'file',
+        message: `Your assets take ${used} bytes and this file ${bytes}; at most ${quotaBytes} bytes are kept per client. Delete some (DELETE /assets/{id}) or wait until they expire.`,
+      });
+    }
+  }
+
+  private async commit(upload: Upload, folder: string, facts: Omit<AssetRecord, 'id' | 'created'>): Promise<Asset> {
     const id = randomBytes(16).toString('base64url');
     const record: AssetRecord = { id, ...facts, created: new Date().toISOString() };
     try {
-      await rename(upload.path, this.fileOf(record));
-      await writeAtomically(this.recordOf(id), this.tempDir, content(JSON.stringify(record)), { mode: 0o600 });
+      await mkdir(path.join(this.options.dir, folder), { recursive: true, mode: 0o700 });
+      await rename(upload.path, this.fileOf(folder, record));
+      await writeAtomically(this.recordOf(folder, id), this.tempDir, content(JSON.stringify(record)), { mode: 0o600 });
     } catch (cause) {
-      await this.removeFiles(id);
+      await this.removeFiles(folder, id);
       throw new AppError('STORAGE_FAILED', { cause });
     }
     return this.asAsset(record);
+  }
+
+  /** The record of a live asset in `folder` (its file present, not expired), or undefined. */
+  private async liveRecord(folder: string, id: string): Promise<AssetRecord | undefined> {
+    if (!ID.test(id)) return undefined;
+    const record = await this.readRecord(folder, id);
+    if (!record) return undefined;
+    const expires = this.expiry(record);
+    if (expires !== undefined && expires <= Date.now()) return undefined;
+    const present = await stat(this.fileOf(folder, record)).then((info) => info.isFile(), () => false);
+    return present ? record : undefined;
+  }
+
+  /** The ids that have any file in `folder` ('' for the top). */
+  private async idsIn(folder: string): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const name of await readdir(path.join(this.options.dir, folder)).catch(() => [] as string[])) {
+      const id = name.split('.')[0] ?? '';
+      if (ID.test(id)) ids.add(id);
+    }
+    return ids;
   }
 
   private asAsset(record: AssetRecord): Asset {
@@ -265,8 +329,8 @@ export class AssetStore {
     return { ...record, expiresAt: expires === undefined ? null : new Date(expires).toISOString() };
   }
 
-  private async readRecord(id: string): Promise<AssetRecord | undefined> {
-    const text = await readFile(this.recordOf(id), 'utf8').catch(() => undefined);
+  private async readRecord(folder: string, id: string): Promise<AssetRecord | undefined> {
+    const text = await readFile(this.recordOf(folder, id), 'utf8').catch(() => undefined);
     if (text === undefined) return undefined;
     try {
       const record: unknown = JSON.parse(text);
@@ -282,29 +346,29 @@ export class AssetStore {
   }
 
   /** Files of an id without a readable record (a crash between two renames) expire as if created when last written. */
-  private async orphanExpiry(id: string): Promise<number | undefined> {
-    const files = [this.recordOf(id), ...this.filesOf(id)];
+  private async orphanExpiry(folder: string, id: string): Promise<number | undefined> {
+    const files = [this.recordOf(folder, id), ...this.filesOf(folder, id)];
     const times = await Promise.all(files.map((file) => stat(file).then((info) => info.mtimeMs, () => 0)));
     const written = Math.max(...times);
     return written > 0 && this.options.retentionMs > 0 ? written + this.options.retentionMs : undefined;
   }
 
-  private async removeFiles(id: string): Promise<void> {
+  private async removeFiles(folder: string, id: string): Promise<void> {
     // The record first: without it the asset is gone, whatever happens to its file.
-    await rm(this.recordOf(id), { force: true });
-    await Promise.all(this.filesOf(id).map((file) => rm(file, { force: true })));
+    await rm(this.recordOf(folder, id), { force: true });
+    await Promise.all(this.filesOf(folder, id).map((file) => rm(file, { force: true })));
   }
 
   /** Every file an id may have: one per format, whichever it is. */
-  private filesOf(id: string): string[] {
-    return Object.values(FORMATS).map(({ extension }) => path.join(this.options.dir, `${id}.${extension}`));
+  private filesOf(folder: string, id: string): string[] {
+    return Object.values(FORMATS).map(({ extension }) => path.join(this.options.dir, folder, `${id}.${extension}`));
   }
 
-  private fileOf(record: Pick<AssetRecord, 'id' | 'format'>): string {
-    return path.join(this.options.dir, `${record.id}.${FORMATS[record.format].extension}`);
+  private fileOf(folder: string, record: Pick<AssetRecord, 'id' | 'format'>): string {
+    return path.join(this.options.dir, folder, `${record.id}.${FORMATS[record.format].extension}`);
   }
 
-  private recordOf(id: string): string {
-    return path.join(this.options.dir, `${id}.json`);
+  private recordOf(folder: string, id: string): string {
+    return path.join(this.options.dir, folder, `${id}.json`);
   }
 }

@@ -30,9 +30,10 @@ export async function answerJob<O extends QueuedOperation>(
   spec: SpecOf<O>,
   answer: AnswerOptions,
 ): Promise<JobAnswers[O] | JobAccepted> {
-  const voice = await app.executor.check(spec);
+  const client = jobClient(request, spec.request.text.length);
+  const voice = await app.executor.check(spec, client.id);
   const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;
-  const cacheKey = app.results.keyOf(spec, voice);
+  const cacheKey = app.results.keyOf(spec, voice, client.id);
   const found = await app.results.lookup(spec.operation, cacheKey);
   // The earlier answer, as this request would have had it: its own spelling of the voice, the price of a hit.
   const cached = found && {
@@ -45,7 +46,7 @@ export async function answerJob<O extends QueuedOperation>(
     request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length }, 'answered from the cache');
     return cached.body;
   }
-  const job = await app.queue.submit(spec, { client: jobClient(request, spec.request.text.length), detached, webhookUrl, cacheKey, cached });
+  const job = await app.queue.submit(spec, { client, detached, webhookUrl, cacheKey, cached });
   if (detached) {
     const statusUrl = `/jobs/${job.id}`;
     request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');

@@ -12,6 +12,8 @@ import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
 
 export interface ExecuteOptions {
   signal: AbortSignal;
+  /** Whose job it is (the client id): the assets it names must be this client's. */
+  tenant: string;
   /** Publish under this name (a queued job's id: a re-run after a crash replaces rather than duplicates). */
   name?: string;
   /** Told how far the job is, 0 to 1. */
@@ -25,6 +27,8 @@ export interface ExecutorDeps {
   maker: VideoMaker;
   assets: AssetStore;
   pricing: Config['pricing'];
+  /** The sentence cache's partition of a tenant (CACHE_SCOPE). */
+  partition: (tenant: string) => string | undefined;
 }
 
 /**
@@ -35,10 +39,10 @@ export class JobExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** What the schema cannot check, before the job is queued (and again where it runs): the voice, drawable captions, assets. */
-  async check(spec: JobSpec): Promise<Voice> {
+  async check(spec: JobSpec, tenant: string): Promise<Voice> {
     if (spec.operation === 'tts') return this.deps.synthesizer.resolveVoice(spec.request);
     const voice = this.deps.maker.resolveVoice(videoJob(spec.request));
-    await this.videoInputs(spec.request);
+    await this.videoInputs(spec.request, tenant);
     return voice;
   }
 
@@ -59,6 +63,7 @@ export class JobExecutor {
       signal: options.signal,
       name: options.name,
       onProgress: options.onProgress,
+      cachePartition: this.deps.partition(options.tenant),
     });
     const body: TtsResponse = {
       status: 'success',
@@ -91,7 +96,7 @@ export class JobExecutor {
   private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome<'tts-video'>> {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
-    const { background, music } = await this.videoInputs(request);
+    const { background, music } = await this.videoInputs(request, options.tenant);
     const result = await this.deps.maker.make({
       ...job,
       voice: resolved,
@@ -99,6 +104,7 @@ export class JobExecutor {
       music,
       loudness: request.loudness === false ? null : request.loudness,
       channels: request.channels,
+      cachePartition: this.deps.partition(options.tenant),
       signal: options.signal,
       name: options.name,
       onProgress: options.onProgress,
@@ -124,9 +130,9 @@ export class JobExecutor {
   }
 
   /** The uploaded image and music a video uses, looked up (they may have expired since the request was checked). */
-  private async videoInputs(request: TtsVideoSpec): Promise<{ background?: Background; music?: { file: string; loudness?: number; volume?: number } }> {
-    const background = await backgroundOf(request.background, this.deps.assets);
-    const track = request.music && (await this.deps.assets.resolve(request.music.id, 'audio', 'music.id'));
+  private async videoInputs(request: TtsVideoSpec, tenant: string): Promise<{ background?: Background; music?: { file: string; loudness?: number; volume?: number } }> {
+    const background = await backgroundOf(request.background, this.deps.assets, tenant);
+    const track = request.music && (await this.deps.assets.resolve(request.music.id, tenant, 'audio', 'music.id'));
     const music = request.music && track ? { file: track.path, loudness: track.loudness, volume: request.music.volume } : undefined;
     return { background, music };
   }
@@ -159,12 +165,12 @@ function hex(colour: string | undefined): string | undefined {
 }
 
 /** The request's background for the renderer; an image asset is looked up in the asset store. */
-async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore): Promise<Background | undefined> {
+async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore, tenant: string): Promise<Background | undefined> {
   if (option === undefined) return undefined;
   if (typeof option === 'string') return { type: 'color', color: hex(option) as string };
   if ('gradient' in option) {
     const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
     return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
   }
-  return { type: 'image', file: (await assets.resolve(option.image, 'image', 'background.image')).path };
+  return { type: 'image', file: (await assets.resolve(option.image, tenant, 'image', 'background.image')).path };
 }

@@ -29,14 +29,16 @@ export class JobResults {
     private readonly storage: { exists(key: string): Promise<boolean>; urlOf(key: string): Promise<string> },
     /** How long an answer is kept: the files' retention (and a presigned URL's life when shorter). */
     private readonly ttlMs: number,
+    /** Whose answers a request may get: its own tenant's (`partition(tenant)` is the tenant), or anyone's (undefined). */
+    readonly partition: (tenant: string) => string | undefined,
     private readonly observer?: ResultCacheObserver,
   ) {}
 
-  /** The cache key of a checked job: the request with every default filled in, the voice and its engine. */
-  keyOf(spec: JobSpec, voice: Voice): string | undefined {
+  /** The cache key of a checked job of `tenant`: the request with every default filled in, the voice and its engine. */
+  keyOf(spec: JobSpec, voice: Voice, tenant: string): string | undefined {
     if (!this.cache) return undefined;
     const effective = spec.operation === 'tts' ? effectiveTts(spec.request) : effectiveVideo(spec.request);
-    return requestCacheKey(spec.operation, effective, voice);
+    return requestCacheKey(spec.operation, effective, voice, this.partition(tenant));
   }
 
   async lookup<O extends QueuedOperation>(operation: O, key: string | undefined): Promise<JobOutcome<O> | undefined> {

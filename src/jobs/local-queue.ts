@@ -24,13 +24,15 @@ interface LocalJob {
   expiry?: NodeJS.Timeout;
 }
 
-/** Detached jobs kept in memory at most (finished ones beyond it are forgotten early, oldest first). */
+/** Detached jobs kept in memory at most (finished ones beyond it are forgotten early, see `keep`). */
 const MAX_KEPT_JOBS = 10_000;
 
 /** The embedded queue: jobs run in this process through the job runner (its limiter, quotas and deadlines), kept in memory until they expire. */
 export class LocalJobQueue implements JobQueue {
-  /** Detached jobs, to be read by id until they expire (at most MAX_KEPT_JOBS, the oldest finished dropped first). */
+  /** Detached jobs, to be read by id until they expire (at most `maxKeptJobs`, see `keep`). */
   private readonly jobs = new Map<string, LocalJob>();
+  /** The same jobs by client, oldest first: a full store forgets the jobs of the client that holds most. */
+  private readonly byClient = new Map<string, Set<LocalJob>>();
   /** Every job not yet finished, detached or not: what a queued job's position counts. */
   private readonly unfinished = new Set<LocalJob>();
   private submitted = 0;
@@ -38,7 +40,13 @@ export class LocalJobQueue implements JobQueue {
   constructor(
     private readonly runner: JobSlots,
     private readonly executor: JobExecutor,
-    private readonly options: { retentionMs: number; onFinished?: (job: FinishedJob) => void; onWarning?: (message: string, cause: unknown) => void },
+    private readonly options: {
+      retentionMs: number;
+      onFinished?: (job: FinishedJob) => void;
+      onWarning?: (message: string, cause: unknown) => void;
+      /** Detached jobs kept at most (default 10,000). */
+      maxKeptJobs?: number;
+    },
   ) {}
 
   async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
@@ -54,6 +62,7 @@ export class LocalJobQueue implements JobQueue {
           job.startedAt = Date.now();
           return this.executor.execute(spec, {
             signal: jobSignal,
+            tenant: job.clientId,
             onProgress: (fraction) => (job.progress = Math.round(fraction * 100)),
             onWarning: this.options.onWarning,
           });
@@ -93,34 +102,44 @@ export class LocalJobQueue implements JobQueue {
   async close(): Promise<void> {
     for (const job of this.jobs.values()) clearTimeout(job.expiry);
     this.jobs.clear();
+    this.byClient.clear();
   }
 
+  /**
+   * Keeps a detached job to be read. Past the store's size the oldest finished job of the client that holds most
+   * is forgotten early: one client's flood (cached answers take no slot) pushes out its own jobs, never another's.
+   */
   private keep(job: LocalJob): void {
     this.jobs.set(job.id, job);
-    if (this.jobs.size <= MAX_KEPT_JOBS) return;
-    for (const kept of this.jobs.values()) {
-      if (!kept.result) continue;
-      this.forget(kept);
-      break;
+    const own = this.byClient.get(job.clientId) ?? new Set<LocalJob>();
+    own.add(job);
+    this.byClient.set(job.clientId, own);
+    if (this.jobs.size <= (this.options.maxKeptJobs ?? MAX_KEPT_JOBS)) return;
+    const clients = [...this.byClient.values()].sort((a, b) => b.size - a.size);
+    for (const jobs of clients) {
+      const finished = [...jobs].find((kept) => kept.result !== undefined);
+      if (finished) return this.forget(finished);
     }
   }
 
   private forget(job: LocalJob): void {
     clearTimeout(job.expiry);
     this.jobs.delete(job.id);
+    const own = this.byClient.get(job.clientId);
+    own?.delete(job);
+    if (own?.size === 0) this.byClient.delete(job.clientId);
   }
 
   private finish(job: LocalJob, submitted: SubmitOptions, outcome?: JobOutcome, error?: unknown): JobOutcome {
     job.finishedAt = Date.now();
     this.unfinished.delete(job);
     if (submitted.detached) {
-      const { id } = job;
-      job.expiry = setTimeout(() => this.jobs.delete(id), this.options.retentionMs);
+      job.expiry = setTimeout(() => this.forget(job), this.options.retentionMs);
       job.expiry.unref();
     }
     const failure = outcome ? undefined : isAppError(error) ? error : new AppError('INTERNAL_ERROR', { cause: error });
     job.result = outcome ? { ok: true, outcome } : { ok: false, error: jobError(failure as AppError) };
-    this.options.onFinished?.({ spec: job.spec, view: this.view(job), outcome, cacheKey: submitted.cacheKey, webhookUrl: submitted.webhookUrl });
+    this.options.onFinished?.({ spec: job.spec, clientId: job.clientId, view: this.view(job), outcome, cacheKey: submitted.cacheKey, webhookUrl: submitted.webhookUrl });
     if (failure) throw failure;
     return outcome as JobOutcome;
   }

@@ -21,8 +21,10 @@ export function jobPipeline(
   observer: ResultCacheObserver | undefined,
   logger: WebhookLogger & { info(obj: object, msg: string): void },
 ): JobPipeline {
-  const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, pricing: config.pricing });
-  const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), observer);
+  // CACHE_SCOPE=tenant: each client's results and sentences apart, so a hit tells nobody what another client asked for.
+  const partition = (tenant: string) => (config.cache.scope === 'tenant' ? tenant : undefined);
+  const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, pricing: config.pricing, partition });
+  const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), partition, observer);
   return { executor, results, followUp: new JobFollowUp(results, config.webhooks, logger) };
 }
 

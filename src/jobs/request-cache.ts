@@ -39,9 +39,10 @@ export function normalizeCacheText(text: string): string {
  *
  * `request` must hold the EFFECTIVE options, defaults filled in by the caller: `{ text, format: 'mp3' }` and
  * `{ text }` are different keys otherwise. The text is the `text` field; it is normalised (`normalizeCacheText`)
- * unless `timestamps` is true, as word timestamps are offsets into the text exactly as sent.
+ * unless `timestamps` is true, as word timestamps are offsets into the text exactly as sent. `partition`: whose
+ * cache (a tenant under CACHE_SCOPE=tenant; undefined when shared).
  */
-export function requestCacheKey(operation: string, request: Record<string, unknown>, voice: { id: string; engine: string }): string {
+export function requestCacheKey(operation: string, request: Record<string, unknown>, voice: { id: string; engine: string }, partition?: string): string {
   const options: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(request)) {
     if (name !== 'text' && name !== 'voice' && !DELIVERY_FIELDS.has(name)) options[name] = value;
@@ -55,6 +56,7 @@ export function requestCacheKey(operation: string, request: Record<string, unkno
     engine: voice.engine,
     version,
     options,
+    partition,
   };
   return createHash('sha256').update(canonicalJson(identity)).digest('hex');
 }

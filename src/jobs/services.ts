@@ -87,7 +87,8 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const maker = new VideoMaker({ synthesizer, ffmpeg, storage, splicer, scratch, keyframeSeconds: config.keyframeSeconds });
   // A file stays for the longest job after it expires.
   const { dir, retentionMs } = config.assets;
-  const assets = new AssetStore({ dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs }, ffmpeg, options.gate);
+  const assetOptions = { dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs, quotaBytes: config.assets.quotaBytes, minFreeBytes: config.minFreeDiskBytes };
+  const assets = new AssetStore(assetOptions, ffmpeg, options.gate);
   await assets.init(options.ownsFolders);
   return {
     warmUp: start.warmUp,

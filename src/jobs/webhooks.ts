@@ -49,6 +49,7 @@ const PRIVATE_RANGES: ReadonlyArray<readonly [network: string, prefix: number, f
   ['fe80::', 10, 'ipv6'], // link-local
   ['fec0::', 10, 'ipv6'], // site-local: deprecated, still routed on some networks
   ['ff00::', 8, 'ipv6'], // multicast
+  ['64:ff9b:1::', 48, 'ipv6'], // local-use IPv4/IPv6 translation (RFC 8215): the operator's own NAT64, inside by definition
 ];
 
 const privateAddresses = new BlockList();
@@ -57,8 +58,15 @@ for (const [network, prefix, family] of PRIVATE_RANGES) privateAddresses.addSubn
 const privateAddressText =
   'a loopback, private, link-local or otherwise non-public address; such webhooks are refused unless WEBHOOK_ALLOW_PRIVATE is set.';
 
-/** IPv6 prefixes whose last 32 bits are an IPv4 address the packet ends up at: IPv4-mapped and NAT64 (RFC 6052). */
-const IPV4_CARRYING_PREFIXES = new Set(['0:0:0:0:0:ffff', '64:ff9b:0:0:0:0']);
+/**
+ * IPv6 prefixes whose last 32 bits are an IPv4 address the packet may end up at: IPv4-compatible (deprecated,
+ * ::a.b.c.d), IPv4-mapped, IPv4-translated (RFC 6145) and the well-known NAT64 prefix (RFC 6052).
+ */
+const IPV4_CARRYING_PREFIXES = new Set(['0:0:0:0:0:0', '0:0:0:0:0:ffff', '0:0:0:0:ffff:0', '64:ff9b:0:0:0:0']);
+/** 6to4 (RFC 3056): 2002:AABB:CCDD::/48 leads to AA.BB.CC.DD. */
+const SIX_TO_FOUR = 0x2002;
+/** Teredo (RFC 4380): 2001:0::/32, the server's IPv4 in bits 32–63 and the client's, inverted, in the last 32. */
+const TEREDO = [0x2001, 0x0000] as const;
 
 export interface WebhookUrlOptions {
   allowPrivate: boolean;
@@ -114,16 +122,22 @@ function isPrivateAddress(address: string): boolean {
   const family = isIP(bare);
   if (family === 4) return privateAddresses.check(bare, 'ipv4');
   if (family !== 6) return false;
-  const carried = carriedIPv4(bare);
-  return carried === undefined ? privateAddresses.check(bare, 'ipv6') : privateAddresses.check(carried, 'ipv4');
+  return privateAddresses.check(bare, 'ipv6') || carriedIPv4(bare).some((carried) => privateAddresses.check(carried, 'ipv4'));
 }
 
-/** The IPv4 address inside an IPv4-mapped or NAT64 address, whatever way it is written (::ffff:127.0.0.1, ::ffff:7f00:1). */
-function carriedIPv4(ipv6: string): string | undefined {
+/**
+ * The IPv4 addresses an IPv6 address leads to, whatever way it is written (::ffff:127.0.0.1, ::ffff:7f00:1,
+ * ::127.0.0.1, 2002:7f00:1::): the packet may end up at any of them.
+ */
+function carriedIPv4(ipv6: string): string[] {
   const groups = ipv6Groups(ipv6);
-  if (!IPV4_CARRYING_PREFIXES.has(groups.slice(0, 6).join(':'))) return undefined;
-  const [high = 0, low = 0] = groups.slice(6).map((group) => parseInt(group, 16));
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  const [first = 0, second = 0, third = 0, fourth = 0, , , seventh = 0, eighth = 0] = groups.map((group) => parseInt(group, 16));
+  const quad = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  const carried: string[] = [];
+  if (IPV4_CARRYING_PREFIXES.has(groups.slice(0, 6).join(':'))) carried.push(quad(seventh, eighth));
+  if (first === SIX_TO_FOUR) carried.push(quad(second, third));
+  if (first === TEREDO[0] && second === TEREDO[1]) carried.push(quad(third, fourth), quad(seventh ^ 0xffff, eighth ^ 0xffff));
+  return carried;
 }
 
 /** The eight groups of an IPv6 address; the URL parser's canonical form has no dotted quad and no leading zeros. */
@@ -196,6 +210,8 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Aborting stops the delivery: `deliverWebhook` rejects with the signal's reason (see `abortError`). */
   signal?: AbortSignal;
+  /** Runs each attempt (a connection): a gate that bounds attempts in flight; at once by default. */
+  throttle?: <T>(attempt: () => Promise<T>) => Promise<T>;
   logger?: WebhookLogger;
 }
 
@@ -238,7 +254,7 @@ export async function deliverWebhook(url: URL, payload: unknown, options: Delive
   const attempts = Math.max(1, Math.floor(options.attempts ?? DEFAULT_ATTEMPTS));
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(options.signal);
-    const outcome = await attemptDelivery(delivery);
+    const outcome = await (options.throttle ? options.throttle(() => attemptDelivery(delivery)) : attemptDelivery(delivery));
     if (outcome.kind === 'delivered') return { delivered: true, attempts: attempt, status: outcome.status, deliveryId: delivery.deliveryId };
     const last = outcome.kind === 'give-up' || attempt >= attempts;
     options.logger?.warn(

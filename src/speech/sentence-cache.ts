@@ -10,6 +10,8 @@ export interface SentenceKey {
   speed?: number;
   /** The sentence exactly as given to the engine. */
   text: string;
+  /** Whose cache it is (a tenant under CACHE_SCOPE=tenant): a hit's speed must not tell one client what another said. */
+  partition?: string;
 }
 
 export interface CachedSentence {
@@ -161,7 +163,7 @@ export class SentenceCache {
 
 /** The map key: the voxreel version too, since a change of engine code can change what a voice says. */
 function sentenceId(key: SentenceKey): string {
-  return JSON.stringify([version, key.engine, key.voiceId, key.speed ?? null, key.text]);
+  return JSON.stringify([version, key.partition ?? null, key.engine, key.voiceId, key.speed ?? null, key.text]);
 }
 
 function sentenceBytes(id: string, chunk: SpeechChunk): number {

@@ -40,6 +40,8 @@ export interface SpeakRequest {
   speed?: number;
   /** Told, after each sentence, the part of the text spoken so far (0 to 1). */
   onProgress?: (fraction: number) => void;
+  /** The sentence cache's partition this request reads and fills (its tenant under CACHE_SCOPE=tenant). */
+  cachePartition?: string;
 }
 
 /**
@@ -160,7 +162,7 @@ export class Synthesizer {
         throw error;
       });
     if (!this.sentenceCache) return { ...(await synthesize(signal)), span };
-    const key = { voiceId: voice.id, engine: voice.engine, speed, text: span.text };
+    const key = { voiceId: voice.id, engine: voice.engine, speed, text: span.text, partition: request.cachePartition };
     const { chunk, hit } = await this.sentenceCache.speak(key, synthesize, signal);
     this.observer?.sentenceCache(hit);
     return { ...chunk, span };

@@ -41,6 +41,8 @@ export interface VideoRequest {
   onProgress?: (fraction: number) => void;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
+  /** The sentence cache's partition the narration reads and fills (SpeakRequest.cachePartition). */
+  cachePartition?: string;
 }
 
 export interface VideoResult {

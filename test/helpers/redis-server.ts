@@ -10,6 +10,10 @@ export interface RunningRedis {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** Stops the server's process where it stands (SIGSTOP): connections stay open and nothing answers, as in a stall. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 /** A free TCP port on loopback, as the kernel hands one out. */
@@ -45,6 +49,8 @@ export async function startRedis(): Promise<RunningRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

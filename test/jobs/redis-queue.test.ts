@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
@@ -181,6 +182,59 @@ describe('when Redis goes away', () => {
       expect((await api.app.inject({ method: 'GET', url: '/voices?language=en' })).statusCode).toBe(200);
     } finally {
       await api.close();
+    }
+  }, 30_000);
+
+  it('answers every job route within its bound while Redis is stalled (SIGSTOP): 503 with Retry-After, then serves again', async () => {
+    const redis = await startRedis();
+    const api = await buildTestApp({ REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', RATE_LIMIT_MAX: '100' });
+    try {
+      const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Waits for a worker.', voice: VOICE, async: true } });
+      expect(queued.statusCode).toBe(202);
+      const location = queued.headers.location as string;
+      redis.pause();
+      for (const [method, url, payload] of [
+        ['GET', location, undefined],
+        ['DELETE', location, undefined],
+        ['POST', '/tts', { text: 'Stalled.', voice: VOICE, async: true }],
+      ] as const) {
+        const started = Date.now();
+        const response = await api.app.inject({ method, url, ...(payload ? { payload } : {}) });
+        expect(response.statusCode, `${method} ${url}: ${response.body}`).toBe(503);
+        expect(Number(response.headers['retry-after']), `${method} ${url}`).toBeGreaterThan(0);
+        // 5 s at most by design (queue 3 s, the rate limit's and the cache's Redis 1 s each), and a margin for a busy machine.
+        expect(Date.now() - started, `${method} ${url}`).toBeLessThan(6_500);
+      }
+      redis.resume();
+      const after = await api.app.inject({ method: 'GET', url: location });
+      expect(after.statusCode, after.body).toBe(200);
+    } finally {
+      redis.resume();
+      await api.close();
+      await redis.stop();
+    }
+  }, 60_000);
+
+  it('closing (SIGTERM) answers the synchronous requests waiting for a worker 503 SHUTTING_DOWN at once and takes their jobs out of the queue', async () => {
+    const redis = await startRedis();
+    const api = await buildTestApp({ REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', QUEUE_NAME: 'closing', CACHE_MAX_ENTRIES: '0' });
+    const queue = new Queue('closing', { connection: { host: '127.0.0.1', port: redis.port } });
+    try {
+      const waiting = api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Nobody renders me.', voice: VOICE } });
+      const queued = async () => Object.values(await queue.getJobCounts('waiting', 'prioritized', 'delayed')).reduce((sum, count) => sum + count, 0);
+      await expect.poll(queued, { timeout: 5000 }).toBe(1);
+      const started = Date.now();
+      const closing = api.app.close();
+      const answer = await waiting;
+      expect(answer.statusCode, answer.body).toBe(503);
+      expect(answer.json().error.code).toBe('SHUTTING_DOWN');
+      expect(Date.now() - started).toBeLessThan(2000);
+      await closing;
+      expect(await queued()).toBe(0);
+    } finally {
+      await queue.close();
+      await api.close().catch(() => undefined);
+      await redis.stop();
     }
   }, 30_000);
 

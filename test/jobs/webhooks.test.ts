@@ -249,6 +249,12 @@ describe('checkWebhookUrl', () => {
     'http://[::ffff:10.0.0.1]/hook',
     'http://[0:0:0:0:0:ffff:a9fe:a9fe]/hook', // 169.254.169.254
     'http://[64:ff9b::192.168.0.1]/hook', // NAT64
+    'http://[::127.0.0.1]/hook', // IPv4-compatible
+    'http://[::ffff:0:127.0.0.1]/hook', // IPv4-translated
+    'http://[64:ff9b:1::7f00:1]/hook', // local-use NAT64
+    'http://[2002:7f00:1::]/hook', // 6to4
+    'http://[2002:a9fe:a9fe::1]/hook', // 6to4 to the metadata service
+    'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', // Teredo to 127.0.0.1
     'http://localhost/hook',
     'http://LOCALHOST./hook',
     'https://api.localhost:8443/hook',
@@ -279,7 +285,7 @@ describe('checkWebhookUrl', () => {
     expect(error.message).toMatch(/WEBHOOK_SECRET/);
   });
 
-  it.each(['https://93.184.216.34/hook', 'https://example.com/hooks/voxreel?token=abc', 'http://[2606:4700:4700::1111]:8080/hook', 'https://[::ffff:93.184.216.34]/hook'])(
+  it.each(['https://93.184.216.34/hook', 'https://example.com/hooks/voxreel?token=abc', 'http://[2606:4700:4700::1111]:8080/hook', 'https://[::ffff:93.184.216.34]/hook', 'http://[2002:5db8:d822::1]/hook', 'http://[64:ff9b::93.184.216.34]/hook'])(
     'accepts the public host of %s',
     (raw) => {
       expect(checkWebhookUrl(raw, allowed).href).toBe(new URL(raw).href);

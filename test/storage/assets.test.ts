@@ -231,6 +231,8 @@ describe('POST /assets', () => {
 });
 
 describe('app.assets', () => {
+  /** Who injected requests are without a key: their address. */
+  const OWNER = 'ip:127.0.0.1';
   async function stored(name: string): Promise<AssetResponse> {
     const response = await upload(await readFile(file(name)));
     expect(response.statusCode, response.body).toBe(201);
@@ -240,10 +242,10 @@ describe('app.assets', () => {
   it('resolves an asset of the kind asked for to its file', async () => {
     const image = await stored('picture.webp');
     const sound = await stored('music.ogg');
-    const background = await t.app.assets.resolve(image.id, 'image', 'background_image');
+    const background = await t.app.assets.resolve(image.id, OWNER, 'image', 'background_image');
     expect(background).toMatchObject({ kind: 'image', format: 'webp', width: 320, height: 240 });
     expect((await readFile(background.path)).equals(await readFile(file('picture.webp')))).toBe(true);
-    const music = await t.app.assets.resolve(sound.id, 'audio', 'music');
+    const music = await t.app.assets.resolve(sound.id, OWNER, 'audio', 'music');
     expect(music).toMatchObject({ kind: 'audio', format: 'ogg' });
     expect(music.duration).toBeCloseTo(2, 1);
   });
@@ -255,7 +257,7 @@ describe('app.assets', () => {
       ['B'.repeat(22), 'image'],
       ['../../etc/passwd', 'image'],
     ] as const) {
-      const error = await t.app.assets.resolve(id, kind, 'music').then(
+      const error = await t.app.assets.resolve(id, OWNER, kind, 'music').then(
         () => undefined,
         (thrown: AppError) => thrown,
       );
@@ -269,7 +271,7 @@ describe('app.assets', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(start + 2 * 3_600_000 + 1000);
     expect((await t.app.inject({ method: 'GET', url: `/assets/${image.id}` })).statusCode).toBe(404);
-    await expect(t.app.assets.resolve(image.id, 'image', 'background_image')).rejects.toMatchObject({ code: 'UNKNOWN_ASSET' });
+    await expect(t.app.assets.resolve(image.id, OWNER, 'image', 'background_image')).rejects.toMatchObject({ code: 'UNKNOWN_ASSET' });
     // A render that resolved it just before still has its file.
     expect(await t.app.assets.sweep()).toBe(0);
     expect((await assetFiles()).some((name) => name.includes(image.id))).toBe(true);

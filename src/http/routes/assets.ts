@@ -6,6 +6,7 @@ import type { Asset, Upload } from '../../assets/store.js';
 import { AppError, isAppError } from '../../errors.js';
 import { AssetParams, AssetResponse, AssetUpload } from '../../api/assets.js';
 import { ErrorBody } from '../../api/errors.js';
+import { clientId } from '../job-client.js';
 
 /** The multipart field the file comes in. */
 const FILE_FIELD = 'file';
@@ -73,6 +74,9 @@ const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      const owner = clientId(request);
+      // An upload's checks cost CPU like a job: they count against the client's jobs (CLIENT_MAX_JOBS) while they run.
+      const release = app.quota.admit(owner, 0);
       let upload: Upload | undefined;
       try {
         for await (const part of partsOf(request)) {
@@ -85,12 +89,14 @@ const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           });
         }
         if (!upload) throw oneFile();
-        const asset = await app.assets.admit(upload, request.clientSignal);
+        const asset = await app.assets.admit(upload, owner, request.clientSignal);
         request.log.info({ asset: asset.id, kind: asset.kind, format: asset.format, bytes: asset.bytes }, 'asset stored');
         return reply.code(201).send(assetBody(asset));
       } catch (error) {
         await upload?.discard();
         throw error;
+      } finally {
+        release();
       }
     },
   );
@@ -106,7 +112,7 @@ const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const asset = await app.assets.get(request.params.id);
+      const asset = await app.assets.get(request.params.id, clientId(request));
       if (!asset) throw notFound();
       return assetBody(asset);
     },
@@ -123,7 +129,7 @@ const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await app.assets.delete(request.params.id))) throw notFound();
+      if (!(await app.assets.delete(request.params.id, clientId(request)))) throw notFound();
       request.log.info({ asset: request.params.id }, 'asset deleted');
       return reply.code(204).send(null);
     },

@@ -1,4 +1,4 @@
-import { statfs } from 'node:fs/promises';
+import { enoughSpace } from '../../storage/disk-space.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
@@ -64,11 +64,4 @@ async function answers(redis: Redis): Promise<boolean> {
 }
 
 /** Whether every folder's file system has at least `minimum` bytes free (a folder that cannot be asked counts as full). */
-async function enoughSpace(folders: ReadonlyArray<string | undefined>, minimum: number): Promise<boolean> {
-  const free = await Promise.all(
-    folders.flatMap((folder) => (folder === undefined ? [] : [statfs(folder).then((info) => info.bavail * info.bsize, () => 0)])),
-  );
-  return free.every((bytes) => bytes >= minimum);
-}
-
 export default healthRoutes;

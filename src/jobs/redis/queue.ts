@@ -76,6 +76,10 @@ export class RedisJobQueue implements JobQueue {
 
   /** Quota releases of this process's jobs, by id, called when the job finishes wherever it ran. */
   private readonly releases = new Map<string, () => void>();
+  /** Synchronous requests waiting here for their jobs: told SHUTTING_DOWN at once when this process stops. */
+  private readonly waiters = new Set<(reason: AppError) => void>();
+  /** Cancellations of those jobs on shutdown, awaited before the connections close. */
+  private readonly stopping: Promise<unknown>[] = [];
 
   private constructor(
     private readonly config: Config,
@@ -154,17 +158,29 @@ export class RedisJobQueue implements JobQueue {
     );
     if (!signal) return finished;
     return new Promise<JobOutcome>((resolve, reject) => {
-      const onAbort = () => {
-        reject(abortError(signal.reason));
-        void this.cancel(job.id as string, job.data.clientId).catch(() => undefined);
+      // The client gone, or this process stopping: nobody will take the answer, so the job is cancelled.
+      const giveUp = (error: AppError) => {
+        reject(error);
+        const cancelling = this.cancel(job.id as string, job.data.clientId).catch(() => undefined);
+        if (error.code === 'SHUTTING_DOWN') this.stopping.push(cancelling);
       };
+      const onAbort = () => giveUp(abortError(signal.reason));
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      finished.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      this.waiters.add(giveUp);
+      finished.then(resolve, reject).finally(() => {
+        signal.removeEventListener('abort', onAbort);
+        this.waiters.delete(giveUp);
+      });
     });
   }
 
-  async get(id: string, clientId: string): Promise<JobView | undefined> {
+  /** The job's view; 503 OVERLOADED when Redis does not answer within 3 s (it may be stalled, not down). */
+  get(id: string, clientId: string): Promise<JobView | undefined> {
+    return reachable(this.view(id, clientId));
+  }
+
+  private async view(id: string, clientId: string): Promise<JobView | undefined> {
     const job = await this.queue.getJob(id);
     if (!job) return this.cancelledView(id, clientId);
     if (job.data.clientId !== clientId) return undefined;
@@ -186,7 +202,12 @@ export class RedisJobQueue implements JobQueue {
     return { ...base, state: 'queued', position: ahead, etaSeconds: await this.etaSeconds(operation, ahead) };
   }
 
-  async cancel(id: string, clientId: string, tries = 2): Promise<JobView | undefined> {
+  /** Cancels the job; 503 OVERLOADED when Redis does not answer within 5 s, a running job's stop included. */
+  cancel(id: string, clientId: string): Promise<JobView | undefined> {
+    return reachable(this.cancelJob(id, clientId), CANCEL_TIMEOUT_MS);
+  }
+
+  private async cancelJob(id: string, clientId: string, tries = 2): Promise<JobView | undefined> {
     const job = await this.queue.getJob(id);
     if (!job) return this.cancelledView(id, clientId);
     if (job.data.clientId !== clientId) return undefined;
@@ -202,14 +223,14 @@ export class RedisJobQueue implements JobQueue {
         () => false,
       );
       // A worker took it meanwhile: cancel it there (once more at most).
-      if (!removed) return tries > 1 ? this.cancel(id, clientId, tries - 1) : this.get(id, clientId);
+      if (!removed) return tries > 1 ? this.cancelJob(id, clientId, tries - 1) : this.view(id, clientId);
       this.releaseQuota(id);
       const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, job.data.spec.operation, cancelledResult(), this.config.jobRetentionMs);
       await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
-      await this.options.followUp.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
+      await this.options.followUp.finished({ spec: job.data.spec, clientId, view, webhookUrl: job.data.webhookUrl });
       return view;
     }
-    return this.get(id, clientId);
+    return this.view(id, clientId);
   }
 
   private async cancelledView(id: string, clientId: string): Promise<JobView | undefined> {
@@ -229,12 +250,16 @@ export class RedisJobQueue implements JobQueue {
     return etaSeconds(ahead, running, Math.max(1, workers) * this.config.concurrency, jobSeconds);
   }
 
+  /** Shutting down: new jobs are refused, and synchronous requests waiting here answer SHUTTING_DOWN now, their jobs cancelled. */
   refuseNew(): void {
     this.closed = true;
+    for (const giveUp of [...this.waiters]) giveUp(new AppError('SHUTTING_DOWN'));
+    this.waiters.clear();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.refuseNew();
+    await Promise.all(this.stopping);
     await within(this.events.close());
     await within(this.queue.close());
     await closeRedis(this.connection);
@@ -250,16 +275,21 @@ export interface RedisQueueOptions {
   quota?: ClientQuota;
 }
 
-/** How long queueing a job may wait for Redis before the request is answered 503. */
-const QUEUE_WRITE_TIMEOUT_MS = 5_000;
+/**
+ * How long queueing or reading a job may wait for Redis before the request is answered 503: with the rate limit's
+ * and the request cache's one second each (connection.ts), a request answers within 5 s whatever Redis does.
+ */
+const QUEUE_TIMEOUT_MS = 3_000;
+/** Cancelling may wait for a running job to stop (CANCEL_WAIT_MS) as well. */
+const CANCEL_TIMEOUT_MS = 5_000;
 
 /** A queue operation, or OVERLOADED when Redis does not answer in time (BullMQ's commands wait through reconnects). */
-async function reachable<T>(operation: Promise<T>): Promise<T> {
+async function reachable<T>(operation: Promise<T>, timeoutMs = QUEUE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new AppError('OVERLOADED', { message: 'The job queue (Redis) does not answer; retry later.', retryAfter: 5 })),
-      QUEUE_WRITE_TIMEOUT_MS,
+      timeoutMs,
     );
   });
   try {
@@ -269,5 +299,5 @@ async function reachable<T>(operation: Promise<T>): Promise<T> {
   }
 }
 
-/** How long DELETE waits for a running job to stop before answering with its state. */
-const CANCEL_WAIT_MS = 5_000;
+/** How long DELETE waits for a running job to stop before answering with its state (within CANCEL_TIMEOUT_MS in all). */
+const CANCEL_WAIT_MS = 3_500;

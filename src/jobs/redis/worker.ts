@@ -106,6 +106,7 @@ export class RedisJobWorker {
       const outcome = await runJob(run, (signal) =>
         this.pipeline.executor.execute(data.spec, {
           signal,
+          tenant: data.clientId,
           name: job.id,
           onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
           onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
@@ -136,9 +137,9 @@ export class RedisJobWorker {
 
   /** What follows every job that ends here: the cache, the webhook; then its result goes to BullMQ. */
   private async finish(job: Job<QueuedJobData, JobResult>, result: JobResult): Promise<JobResult> {
-    const { spec, cacheKey, webhookUrl } = job.data;
+    const { spec, cacheKey, webhookUrl, clientId } = job.data;
     const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
-    await this.pipeline.followUp.finished({ spec, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
+    await this.pipeline.followUp.finished({ spec, clientId, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
     return result;
   }
 
@@ -146,7 +147,7 @@ export class RedisJobWorker {
   private async failedForGood(job: Job<QueuedJobData, JobResult> | undefined): Promise<void> {
     if (!job || (await job.getState()) !== 'failed') return;
     const view = finishedView(timesOf(job), job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
-    await this.pipeline.followUp.finished({ spec: job.data.spec, view, webhookUrl: job.data.webhookUrl });
+    await this.pipeline.followUp.finished({ spec: job.data.spec, clientId: job.data.clientId, view, webhookUrl: job.data.webhookUrl });
   }
 
   /** Keeps the shared moving average the API processes read for ETAs. */
