@@ -19,7 +19,8 @@ export const TtsVideoRequest = Type.Object(
         default: true,
         description:
           'Burn captions into the picture: up to two lines at a time, the word being spoken highlighted. ' +
-          'With true, text no shipped font draws (most emoji; scripts beyond Latin, Greek, Cyrillic, Hebrew, Arabic, CJK, Devanagari and Thai) is refused with UNSUPPORTED_TEXT. ' +
+          'Emoji are drawn in colour (Twemoji) and never spoken. ' +
+          'With true, text no shipped font draws (scripts beyond Latin, Greek, Cyrillic, Hebrew, Arabic, CJK, Devanagari and Thai) is refused with UNSUPPORTED_TEXT. ' +
           'The WebVTT file (`captionsUrl`) is published either way.',
       }),
     ),

@@ -1,3 +1,5 @@
+import { silenceEmoji } from './emoji-text.js';
+
 // C0/C1 control characters except tab, line feed and carriage return. eSpeak reads U+0001 as the start of an
 // embedded command (speed, pitch...), and a NUL would cut the text short in every C engine.
 // eslint-disable-next-line no-control-regex
@@ -26,10 +28,11 @@ function shortenMarkRuns(text: string): string {
 
 /**
  * Replaces what no engine should see, one UTF-16 unit for one, so offsets into the result are offsets into the
- * input: control characters, lone surrogates, and long runs of punctuation or symbols.
+ * input: control characters, lone surrogates, emoji (drawn in captions, never spoken), and long runs of
+ * punctuation or symbols.
  */
 export function sanitizeText(text: string): string {
-  return shortenMarkRuns(text.replace(CONTROL_CHARACTERS, ' ').replace(LONE_SURROGATES, '\uFFFD'));
+  return shortenMarkRuns(silenceEmoji(text.replace(CONTROL_CHARACTERS, ' ').replace(LONE_SURROGATES, '\uFFFD')));
 }
 
 /** A text rewritten for an engine that remembers which span of the source text each of its UTF-16 units came from. */

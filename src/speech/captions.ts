@@ -55,8 +55,24 @@ export const fitsCharacters: LineFits = (line) => line.length <= LINE_CHARACTERS
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Cuts a word too long for a line into pieces that fit, between grapheme clusters; a mark no line starts with takes the cluster before it along. */
+/**
+ * Cuts a word too long for a line into pieces that fit: a word joined from several (marks, symbols or emoji of their
+ * own join the word beside them: words.ts) between those first, so "Rated ★★★★★" keeps its stars together, then
+ * between grapheme clusters.
+ */
 function cutToFit(text: string, fits: LineFits): string[] {
+  if (fits(text) || !text.includes(' ')) return cutClusters(text, fits);
+  const pieces: string[] = [];
+  for (const part of text.split(' ')) {
+    const last = pieces.at(-1);
+    if (last !== undefined && fits(`${last} ${part}`)) pieces[pieces.length - 1] = `${last} ${part}`;
+    else pieces.push(part);
+  }
+  return pieces.flatMap((piece) => cutClusters(piece, fits));
+}
+
+/** Cuts between grapheme clusters; a mark no line starts with takes the cluster before it along. */
+function cutClusters(text: string, fits: LineFits): string[] {
   if (fits(text)) return [text];
   const pieces: string[] = [];
   let current: string[] = [];

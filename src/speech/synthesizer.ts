@@ -17,7 +17,8 @@ import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
 import { OutputBudget } from './output-budget.js';
 import { splitSentences, type TextSpan } from './sentences.js';
-import { timedWordsIn, type SpokenWord } from './words.js';
+import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
+import { onlyEmoji, silenceEmoji } from '../engines/emoji-text.js';
 
 /** Told of what synthesis sees that the HTTP layer cannot (metrics). */
 export interface SpeechObserver {
@@ -73,7 +74,7 @@ export interface AudioResult {
   file: StoredFile;
   /** Length of the written file in seconds, as ffprobe reads it. */
   duration: number;
-  /** With `timestamps`: every word with its times in the file. */
+  /** With `timestamps`: every word with its times in the file, its span without the emoji at its ends (words.ts spokenSpan). */
   words?: SpokenWord[];
   captions?: { vtt: StoredFile; srt: StoredFile };
 }
@@ -114,7 +115,7 @@ export class Synthesizer {
     this.encoders.close();
   }
 
-  /** Checks what the schema cannot, once, before any work is queued: that the voice exists and the text is well-formed Unicode. */
+  /** Checks what the schema cannot, once, before any work is queued: that the voice exists and the text is well-formed Unicode with words to speak. */
   resolveVoice(request: { text: string; voice: string }): Voice {
     const voice = this.engines.findVoice(request.voice);
     const engine = request.voice.slice(0, request.voice.indexOf(':')).toLowerCase();
@@ -126,6 +127,9 @@ export class Synthesizer {
     }
     if (!request.text.isWellFormed()) {
       throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
+    }
+    if (onlyEmoji(request.text)) {
+      throw new AppError('UNSUPPORTED_TEXT', { field: 'text', message: 'The text holds only emoji, which are drawn in captions but never spoken: add words to speak.' });
     }
     return voice;
   }
@@ -142,7 +146,8 @@ export class Synthesizer {
    * spoken. `firstAlone`: nothing else competes with the first sentence for the cores (streaming waits for it).
    */
   async *speakInOrder(request: SpeakRequest, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
-    const spans = splitSentences(request.text);
+    // Emoji are never spoken: a sentence of nothing else is no engine call.
+    const spans = splitSentences(silenceEmoji(request.text));
     const characters = spans.reduce((sum, span) => sum + span.text.length, 0);
     const budget = new OutputBudget(maxSeconds, characters);
     let spokenCharacters = 0;
@@ -197,7 +202,9 @@ export class Synthesizer {
     );
     const { duration, words } = published.produced;
     const [vtt, srt] = published.companions;
-    return { file: published.file, duration, ...(words && vtt && srt ? { words, captions: { vtt, srt } } : {}) };
+    // The captions show emoji with their word; the timestamps cover what is said.
+    const said = words?.map((word) => ({ ...word, ...spokenSpan(request.text, word) }));
+    return { file: published.file, duration, ...(said && vtt && srt ? { words: said, captions: { vtt, srt } } : {}) };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Speech } from './speech.js';
 import { spokenWeight, textTokens, type TextToken as Token } from './word-segments.js';
+import { isEmoji, onlyEmoji } from '../engines/emoji-text.js';
 
 /** A word of the request text as spoken (see textTokens), with when it is said. */
 export interface SpokenWord {
@@ -23,10 +24,12 @@ export interface SpokenWord {
  * Gives every token a start: the earliest engine word event inside it or, for engines without word events,
  * a share of its sentence by spokenWeight. An engine word that covers several tokens of a script written without
  * spaces (eSpeak NG reads a Japanese sentence as one) shares its time among those without an event of their own.
- * Tokens no word event falls in (a lone dash) join the word before.
+ * Tokens no word event falls in (a lone dash) join the word before; so do tokens of emoji alone, never spoken,
+ * whatever the engine: an emoji stays with the word it follows (or, at the start, the word after).
  */
 export function timedWords(text: string, speech: Speech): SpokenWord[] {
   const tokens = textTokens(text);
+  const silent = tokens.map((token) => onlyEmoji(token.text));
   const starts = new Array<number | undefined>(tokens.length);
   const ends = new Array<number | undefined>(tokens.length);
   const tokenAt = (offset: number) => {
@@ -57,7 +60,7 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
     const owners = speech.words.map((word) => {
       const index = tokenAt(word.textOffset);
       const token = tokens[index];
-      return token && word.textOffset < token.offset + token.length ? index : undefined;
+      return token && !silent[index] && word.textOffset < token.offset + token.length ? index : undefined;
     });
     const owned = new Set(owners);
     speech.words.forEach((word, position) => {
@@ -67,14 +70,14 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
       for (let index = owner + 1; index < tokens.length; index++) {
         const token = tokens[index] as Token;
         if (token.spaceBefore || token.offset >= word.textOffset + word.textLength || owned.has(index)) break;
-        covered.push(index);
+        if (!silent[index]) covered.push(index);
       }
       spread(covered, word.start, word.end);
     });
   } else {
     for (const sentence of speech.sentences) {
       const inside = tokens.flatMap((token, index) =>
-        token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
+        !silent[index] && token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
       );
       spread(inside, sentence.start, sentence.end);
     }
@@ -136,4 +139,21 @@ export function timedWordsIn(text: string, speech: Speech, fileDuration: number)
     const end = index === words.length - 1 ? Math.max(word.end, soundEnd) : word.end;
     return { ...word, start: at(word.start), end: at(end) };
   });
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * The span of a word that is spoken: without the emoji (and the spaces beside them) at its ends, which captions
+ * show with the word but the voice never says; the whole word when it is nothing else.
+ */
+export function spokenSpan(text: string, word: Pick<SpokenWord, 'offset' | 'length'>): { offset: number; length: number } {
+  const clusters = [...graphemes.segment(text.slice(word.offset, word.offset + word.length))];
+  const kept = (cluster: string) => !isEmoji(cluster) && /\S/u.test(cluster);
+  const first = clusters.findIndex(({ segment }) => kept(segment));
+  const last = clusters.findLastIndex(({ segment }) => kept(segment));
+  if (first < 0) return { offset: word.offset, length: word.length };
+  const from = (clusters[first] as Intl.SegmentData).index;
+  const end = clusters[last] as Intl.SegmentData;
+  return { offset: word.offset + from, length: end.index + end.segment.length - from };
 }

@@ -5,6 +5,7 @@ import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-styl
 import type { CaptionBand } from './h264/band.js';
 import { visualRuns } from './bidi.js';
 import { forBt601Drawing } from './colour.js';
+import { layerDrawing, twemojiLayers } from './twemoji.js';
 
 export { CAPTION_COLOURS } from './caption-style.js';
 
@@ -71,10 +72,11 @@ function sizeTags(percent: number): string {
  * runs come last to first, each isolated right to left: libass lays every glyph run out by itself, left to right
  * among the others.
  */
-function drawnText(text: string, font: CaptionFont, { rightToLeft = false, size = 100 }: { rightToLeft?: boolean; size?: number } = {}): string {
+function drawnText(text: string, font: CaptionFont, emoji: EmojiDrawer, { rightToLeft = false, size = 100 }: { rightToLeft?: boolean; size?: number } = {}): string {
   const { primary } = font;
   const select = (face: FontFace, weightChanges: boolean, scale: string) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}${scale}}`;
-  const runs = font.runs(text).map(({ text: run, face, scale }) => {
+  const runs = font.runs(text).map(({ text: run, face, scale, emoji: name }) => {
+    if (name) return emoji(name);
     const drawn = rightToLeft ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(run)}${POP_ISOLATE}` : escapeAssText(run);
     if (face === primary) return drawn;
     const weightChanges = face.bold !== primary.bold;
@@ -90,20 +92,52 @@ function drawnText(text: string, font: CaptionFont, { rightToLeft = false, size 
  * otherwise in runs in visual order (bidi.ts), so the words stand where a reader of the line expects them, the lit
  * one in place, and punctuation on the side the line's direction puts it.
  */
-function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, look: CaptionLook): string {
+function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, look: CaptionLook, emoji: EmojiDrawer): string {
   const { litScale } = STYLE_PRESETS[look.style];
   const scale = (percent: number) => (litScale === 100 ? '' : sizeTags(percent));
   const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}${drawn}{\\1c${assColour(look.textColour)}&${scale(100)}}`;
   /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
   const piece = (index: number, text: string, rightToLeft = false, prefix = '') =>
-    line[index]?.word === lit ? highlighted(`${prefix}${drawnText(text, font, { rightToLeft, size: litScale })}`) : `${prefix}${drawnText(text, font, { rightToLeft })}`;
+    line[index]?.word === lit
+      ? highlighted(`${prefix}${drawnText(text, font, emoji, { rightToLeft, size: litScale })}`)
+      : `${prefix}${drawnText(text, font, emoji, { rightToLeft })}`;
   const runs = visualRuns(line);
   if (!runs) return joinLine(line, (index) => piece(index, (line[index] as CaptionPiece).text));
   return runs.map((run, index) => piece(run.piece, run.text, run.rightToLeft, RUN_SPLITS[index % 2])).join('');
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook): string {
-  return lines.map((line) => lineText(line, lit, font, look)).join('\\N');
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook, emoji: EmojiDrawer): string {
+  return lines.map((line) => lineText(line, lit, font, look, emoji)).join('\\N');
+}
+
+/** What every emoji or pictograph holds one of (keycaps their U+20E3): text without any has no picture to draw. */
+const PICTURE_PART = /[\p{Extended_Pictographic}\p{Regional_Indicator}\u20E3]/u;
+
+/** What stands where an emoji is in a line of an event: ASS drawing commands with their tags, by Twemoji name. */
+type EmojiDrawer = (name: string) => string;
+
+/**
+ * Emoji are Twemoji pictures drawn as ASS drawings, one shape (its own colour and opacity) a drawing, so libass places
+ * them: the caption's event holds an invisible square where each emoji stands, as wide as layout measured it
+ * (font.ts emojiEms), and each further event, one layer up, is the same text drawn invisible with the k-th shape
+ * of each emoji in its square. libass lays the copies out alike, so the shapes stack where the squares are, in
+ * every style (a lit word's emoji grows with it). The square sits a little below the baseline, as emoji do.
+ */
+function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly CaptionPiece[][], event: (layer: number, prefix: string, emoji: EmojiDrawer) => string) {
+  // Drawing units of 1/8 pixel (\p4).
+  const side = Math.round(font.emojiEms * fontSize * 8);
+  const square = `\\p4\\pbo${Math.round(side * 0.12)}`;
+  const inset = Math.round(side * 0.06);
+  const pieces = lines.flat().filter((piece) => PICTURE_PART.test(piece.text));
+  const names = new Set(pieces.flatMap((piece) => font.runs(piece.text).flatMap((run) => (run.emoji ? [run.emoji] : []))));
+  const blank: EmojiDrawer = () => `{${square}\\alpha&HFF&}${layerDrawing(undefined, side, inset)}{\\p0\\alpha&H00&\\4a&H80&}`;
+  const layers = Math.max(0, ...[...names].map((name) => twemojiLayers(name).length));
+  const shape = (layer: number): EmojiDrawer => (name) => {
+    const drawn = twemojiLayers(name)[layer];
+    const fill = drawn ? `\\1c${assColour(drawn.colour)}&\\1a&H${Math.round(255 * (1 - drawn.opacity)).toString(16).padStart(2, '0').toUpperCase()}&` : '';
+    return `{${square}${fill}}${layerDrawing(drawn, side, inset)}{\\p0\\alpha&HFF&}`;
+  };
+  return [event(0, '', blank), ...Array.from({ length: layers }, (_, layer) => event(layer + 1, '{\\alpha&HFF&\\bord0\\shad0}', shape(layer)))];
 }
 
 /**
@@ -126,7 +160,12 @@ function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: Capt
   const fill = `\\1c${assColour(CAPTION_COLOURS.outline)}&\\1a&H${BOX_ALPHA.toString(16).toUpperCase()}&`;
   return [
     `Dialogue: 0,${times},Caption,,0,0,0,,{\\an7\\pos(0,0)\\bord0\\shad0${fill}\\p1}${shape}`,
-    ...lines.map((line, index) => `Dialogue: 1,${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${lineText(line, NO_WORD, font, look)}`),
+    ...lines.flatMap((line, index) =>
+      emojiEvents(font, box.fontSize, [line], (layer, prefix, emoji) => {
+        const text = lineText(line, NO_WORD, font, look, emoji);
+        return `Dialogue: ${layer + 1},${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${prefix}${text}`;
+      }),
+    ),
   ];
 }
 
@@ -169,7 +208,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
     if (boxed) return boxedEvents(times, lines, font, look, box, canvas.height - marginBottom);
-    return [`Dialogue: 0,${times},Caption,,0,0,0,,${dialogueText(lines, state.word, font, look)}`];
+    return emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer},${times},Caption,,0,0,0,,${prefix}${dialogueText(lines, state.word, font, look, emoji)}`);
   });
   return [
     '[Script Info]',

@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as fontkit from 'fontkit';
 import { AppError } from '../errors.js';
+import { isEmoji } from '../engines/emoji-text.js';
+import { twemojiName } from './twemoji.js';
 
 /**
  * Caption fonts ship with the project, so captions look the same on a machine without system fonts: DejaVu Sans
@@ -85,11 +87,13 @@ export interface MeasuredFont {
   width(text: string, fontSize: number): number;
 }
 
-/** A stretch of text drawn with one face, at `scale` % of the style's size (fallbackScale). */
+/** A stretch of text drawn with one face, at `scale` % of the style's size (fallbackScale); or one emoji drawn as its Twemoji picture. */
 export interface FontRun {
   text: string;
   face: FontFace;
   scale: number;
+  /** The Twemoji name of the emoji this run is (twemoji.ts), drawn as a square of `emojiEms`. */
+  emoji?: string;
 }
 
 /** A family as captions use it: its own face, the fallback chain after it, and text split the way libass draws it. */
@@ -97,8 +101,10 @@ export interface CaptionFont extends MeasuredFont {
   readonly family: CaptionFamily;
   /** The style's font; runs in other faces get an explicit `\fn` in the script. */
   readonly primary: FontFace;
-  /** The text in runs, each in the first face of the chain that draws all of its grapheme clusters. */
+  /** The text in runs, each in the first face of the chain that draws all of its grapheme clusters, each emoji a run of its own. */
   runs(text: string): FontRun[];
+  /** The side of an emoji's square in units of the ASS font size: the primary face's em. */
+  readonly emojiEms: number;
 }
 
 /**
@@ -154,17 +160,26 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
     if (points.length === 0) return undefined;
     return chain.find((face) => points.every((point) => face.has(point)));
   };
-  const runs = (text: string): Array<{ text: string; face: MeasuredFace }> => {
-    const found: Array<{ text: string; face: MeasuredFace }> = [];
+  const runs = (text: string): MeasuredRun[] => {
+    const found: MeasuredRun[] = [];
     for (const { segment } of graphemes.segment(text)) {
       const last = found.at(-1);
+      const emoji = pictureOf(segment, faceFor);
+      if (emoji) {
+        found.push({ text: segment, face: chain[0] as MeasuredFace, emoji });
+        continue;
+      }
+      const own = faceFor(segment);
+      // An emoji with no picture is drawn by a face that has it, else left out.
+      if (!own && isEmoji(segment)) continue;
       // What no face draws stays with the run before (it was refused before layout, when there is one).
-      const face = faceFor(segment) ?? last?.face ?? (chain[0] as MeasuredFace);
-      if (last?.face === face) last.text += segment;
+      const face = own ?? (last && !last.emoji ? last.face : (chain[0] as MeasuredFace));
+      if (last?.face === face && !last.emoji) last.text += segment;
       else found.push({ text: segment, face });
     }
     return found;
   };
+  const emojiEms = () => (chain[0] as MeasuredFace).em();
   const widths = new Map<string, number>();
   const scales = new Map<MeasuredFace, number>();
   const scaleOf = (face: MeasuredFace) => {
@@ -178,20 +193,27 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
   return {
     family,
     primary,
-    runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face, scale: scaleOf(run.face) })),
+    get emojiEms() {
+      return emojiEms();
+    },
+    runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face, scale: run.emoji ? 100 : scaleOf(run.face), ...(run.emoji ? { emoji: run.emoji } : {}) })),
     missingCharacters(text) {
       const missing = new Set<string>();
-      for (const character of text) {
-        if (!lookedUp(character) || missing.has(character)) continue;
-        const point = character.codePointAt(0) as number;
-        if (!chain.some((face) => face.has(point))) missing.add(character);
+      for (const { segment } of graphemes.segment(text)) {
+        // Emoji are drawn as pictures, by a face, or not at all: never refused.
+        if (isEmoji(segment) || pictureOf(segment, faceFor)) continue;
+        for (const character of segment) {
+          if (!lookedUp(character) || missing.has(character)) continue;
+          const point = character.codePointAt(0) as number;
+          if (!chain.some((face) => face.has(point))) missing.add(character);
+        }
       }
       return [...missing];
     },
     width(text, fontSize) {
       let ems = widths.get(text);
       if (ems === undefined) {
-        ems = runs(text).reduce((sum, run) => sum + (run.face.ems(run.text) * scaleOf(run.face)) / 100, 0);
+        ems = runs(text).reduce((sum, run) => sum + (run.emoji ? emojiEms() : (run.face.ems(run.text) * scaleOf(run.face)) / 100), 0);
         if (widths.size > 10_000) widths.clear();
         widths.set(text, ems);
       }
@@ -200,8 +222,27 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
   };
 }
 
+interface MeasuredRun {
+  text: string;
+  face: MeasuredFace;
+  emoji?: string;
+}
+
+const PICTOGRAPH = /^\p{Extended_Pictographic}/u;
+
+/**
+ * The Twemoji picture a cluster is drawn as: an emoji's, or a pictograph's shown as text by default (☺, ✈) that no
+ * face draws, rather than leave it out.
+ */
+function pictureOf(cluster: string, faceFor: (cluster: string) => MeasuredFace | undefined): string | undefined {
+  if (isEmoji(cluster)) return twemojiName(cluster);
+  return PICTOGRAPH.test(cluster) && !cluster.includes('\uFE0E') && !faceFor(cluster) ? twemojiName(cluster) : undefined;
+}
+
 interface MeasuredFace {
   face: FontFace;
+  /** The em in units of the ASS font size. */
+  em(): number;
   has(codePoint: number): boolean;
   /** Advance width of a run in units of the ASS font size. */
   ems(text: string): number;
@@ -239,6 +280,10 @@ function measuredFace(face: FontFace): MeasuredFace {
   };
   const measured: MeasuredFace = {
     face,
+    em() {
+      const { font, unitsPerSize } = open();
+      return font.unitsPerEm / unitsPerSize;
+    },
     has: (codePoint) => open().font.hasGlyphForCodePoint(codePoint),
     ems(text) {
       const { font, unitsPerSize } = open();
@@ -269,7 +314,7 @@ export function assertDrawable(text: string, font: MeasuredFont = captionFont())
     field: 'text',
     message:
       `The caption fonts cannot draw ${shown}${missing.length > 8 ? ', …' : ''}. ` +
-      `They cover ${COVERED}, not other scripts nor most emoji; remove those characters or send "subtitles": false.`,
+      `They cover ${COVERED} (emoji are drawn as pictures); remove those characters or send "subtitles": false.`,
   });
 }
 

@@ -26,6 +26,8 @@ const SCRIPTS = [
   { name: 'thai', language: 'th', text: 'ทุกเช้าท่าเรือตื่นขึ้นก่อนเมือง' },
   { name: 'arabic', language: 'ar', text: 'مرحبا بكم في قناتنا.' },
   { name: 'hebrew', language: 'he', text: 'שלום לכולם וברוכים הבאים.' },
+  // Twemoji pictures, each in its colours (video-emoji.test.ts checks them).
+  { name: 'emoji', language: 'en-US', text: 'Lift off 🚀🔥👍✅ from Japan 🇯🇵 with the family 👨‍👩‍👧 today.' },
 ] as const;
 
 describe('every script in every style', () => {
