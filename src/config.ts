@@ -126,6 +126,12 @@ export const EnvSchema = Type.Object({
   REDIS_URL: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'Redis: jobs go to a shared queue rendered by `voxreel worker` processes; rate limits, jobs and the cache are shared.' }),
   ),
+  WORKER_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 0,
+    description: '`voxreel worker` only: the port of its /healthz, /readyz and /metrics (on HOST), e.g. 3100; 0 (the default) serves none, so several workers share a machine unconfigured.',
+  }),
   QUEUE_NAME: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_-]+$', default: 'voxreel', description: 'Name of the Redis queue (and prefix of its keys).' }),
   JOB_RETENTION_HOURS: Type.Number({ minimum: 0.0001, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, description: 'Key of the HMAC-SHA256 signature on webhook deliveries; webhooks are refused without it.' })),
@@ -224,6 +230,8 @@ export interface Config {
   /** Redis, when jobs, limits and the cache are shared between processes; undefined: all in this process. */
   redisUrl?: string;
   queueName: string;
+  /** `voxreel worker`: the port of its health and metrics (0: none). */
+  workerPort: number;
   jobRetentionMs: number;
   webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number };
   cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number; scope: 'tenant' | 'shared' };
@@ -347,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storage: storageConfig(parsed, env),
     redisUrl: parsed.REDIS_URL,
     queueName: parsed.QUEUE_NAME,
+    workerPort: parsed.WORKER_PORT,
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
     webhooks: {
       secret: parsed.WEBHOOK_SECRET,

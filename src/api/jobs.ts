@@ -24,7 +24,12 @@ export const JobStatus = Type.Object(
     startedAt: Type.Optional(Type.String({ format: 'date-time' })),
     finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
     position: Type.Optional(Type.Integer({ description: 'Queued: jobs that run before this one.' })),
-    etaSeconds: Type.Optional(Type.Integer({ description: 'Queued or running: expected seconds until it finishes, from measured job times.' })),
+    etaSeconds: Type.Optional(
+      Type.Integer({ description: 'Queued or running: expected seconds until it finishes, from measured job times; absent while no worker runs (`workers: 0`).' }),
+    ),
+    workers: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Queued, with REDIS_URL: workers alive now (their heartbeats); 0: the job waits until one starts.' }),
+    ),
     progress: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Running: percent done.' })),
     result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Succeeded: the body the synchronous request answers with.' })),
     error: Type.Optional(JobErrorBody),

@@ -25,6 +25,8 @@ export interface JobView {
   position?: number;
   /** Queued or running: seconds until it is expected to finish, from measured job times. */
   etaSeconds?: number;
+  /** Queued in Redis: workers alive now; 0 means no ETA until one starts. */
+  workers?: number;
   /** Running: 0 to 100. */
   progress?: number;
   /** Succeeded: the body a synchronous request gets. */

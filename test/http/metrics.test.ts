@@ -1,7 +1,7 @@
 import { fixture } from '../helpers/fixtures.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FliteEngine } from '../../src/engines/flite/engine.js';
-import { Metrics } from '../../src/http/plugins/metrics.js';
+import { Metrics } from '../../src/jobs/metrics.js';
 import { Limiter } from '../../src/jobs/limiter.js';
 import { Synthesizer } from '../../src/speech/synthesizer.js';
 import { LocalStorage } from '../../src/storage/local.js';
@@ -12,7 +12,7 @@ import { useTempDir } from '../helpers/temp-dir.js';
 const root = useTempDir('voxreel-metrics-');
 
 describe('metrics labels', () => {
-  const metrics = new Metrics(new Limiter({ concurrency: 1, queueLength: 0 }));
+  const metrics = new Metrics(() => new Limiter({ concurrency: 1, queueLength: 0 }).stats);
   let engine: FliteEngine;
   let scratch: ScratchSpace;
   let synthesizer: Synthesizer;

@@ -4,7 +4,7 @@ import { SentenceCache, type SentenceKey } from '../../src/speech/sentence-cache
 import { EspeakEngine } from '../../src/engines/espeak/engine.js';
 import type { Speaker, SpeechChunk, SynthesizeOptions } from '../../src/engines/types.js';
 import type { Voice } from '../../src/engines/voice.js';
-import { Metrics } from '../../src/http/plugins/metrics.js';
+import { Metrics } from '../../src/jobs/metrics.js';
 import { Limiter } from '../../src/jobs/limiter.js';
 import type { Speech } from '../../src/speech/speech.js';
 import { Synthesizer } from '../../src/speech/synthesizer.js';
@@ -99,7 +99,7 @@ describe('the sentence cache in the synthesizer', () => {
   it('speaks only the edited sentence of a text spoken before, and the others are the same sample for sample', async () => {
     const engine = new CountingSpeaker(espeak);
     const cache = new SentenceCache(64 * 1024 * 1024);
-    const metrics = new Metrics(new Limiter({ concurrency: 1, queueLength: 0 }), { sentenceCache: cache });
+    const metrics = new Metrics(() => new Limiter({ concurrency: 1, queueLength: 0 }).stats, { sentenceCache: cache });
     const synthesizer = synthesizerOn(engine, cache, metrics);
     try {
       const before = await synthesizer.speak({ text: ORIGINAL, voice }, 600);
@@ -149,7 +149,7 @@ describe('the sentence cache in the synthesizer', () => {
   it('is off at 0 bytes: every sentence is spoken, nothing is kept or counted', async () => {
     const engine = new CountingSpeaker(espeak);
     const cache = new SentenceCache(0);
-    const metrics = new Metrics(new Limiter({ concurrency: 1, queueLength: 0 }), { sentenceCache: cache });
+    const metrics = new Metrics(() => new Limiter({ concurrency: 1, queueLength: 0 }).stats, { sentenceCache: cache });
     const synthesizer = synthesizerOn(engine, cache, metrics);
     try {
       await synthesizer.speak({ text: ORIGINAL, voice }, 600);

@@ -8,6 +8,7 @@ import { LocalJobQueue } from '../../jobs/local-queue.js';
 import { jobPipeline } from '../../jobs/pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { RedisJobQueue } from '../../jobs/redis/queue.js';
+import type { SharedQueueSource } from '../../jobs/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,6 +17,8 @@ declare module 'fastify' {
     queue: JobQueue;
     /** Shared state of several instances (REDIS_URL); undefined when this process keeps it alone. */
     redis: Redis | undefined;
+    /** The shared queue's counts and live workers (REDIS_URL): metrics and /readyz. */
+    sharedQueue: SharedQueueSource | undefined;
   }
 }
 
@@ -25,9 +28,11 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
   const redis = shared?.redis;
   const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
-  const queue: JobQueue = shared
-    ? await shared.openQueue({ config, log: app.log, followUp, quota: app.quota })
-    : new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
+  const sharedQueue = shared && (await shared.openQueue({ config, log: app.log, followUp, quota: app.quota }));
+  if (sharedQueue) app.metrics.watchSharedQueue(sharedQueue);
+  const queue: JobQueue =
+    sharedQueue ?? new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
+  app.decorate('sharedQueue', sharedQueue);
   app.decorate('executor', executor);
   app.decorate('results', results);
   app.decorate('queue', queue);

@@ -5,7 +5,7 @@ import { Limiter } from '../../jobs/limiter.js';
 import { ClientQuota } from '../../jobs/quota.js';
 import { JobSlots } from '../../jobs/slots.js';
 import { SentenceCache } from '../../speech/sentence-cache.js';
-import { Metrics } from './metrics.js';
+import { Metrics } from '../../jobs/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,7 +24,7 @@ declare module 'fastify' {
 async function workPlugin(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   const limiter = new Limiter({ concurrency: config.concurrency, queueLength: config.queueLength });
   const sentenceCache = new SentenceCache(config.cache.sentenceBytes);
-  const metrics = new Metrics(limiter, { sentenceCache });
+  const metrics = new Metrics(() => limiter.stats, { sentenceCache });
   const quota = new ClientQuota({ ...config.clientQuota, windowMs: config.rateLimit.windowMs });
   app.decorate('limiter', limiter);
   app.decorate('sentenceCache', sentenceCache);

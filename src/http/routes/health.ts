@@ -1,7 +1,7 @@
 import { enoughSpace } from '../../storage/disk-space.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Redis } from 'ioredis';
+import { answersPing } from '../../jobs/redis/connection.js';
 
 const Health = Type.Object({
   status: Type.String(),
@@ -12,6 +12,11 @@ const Health = Type.Object({
     }),
   ),
   warmVoice: Type.Optional(Type.String({ description: 'The voice spoken at start-up (WARM_VOICE) so that the first request is as fast as the next.' })),
+  workers: Type.Optional(
+    Type.Integer({
+      description: 'With REDIS_URL: `voxreel worker`s alive (heartbeat within 15 s). Reported, not required: with none, jobs wait in the queue.',
+    }),
+  ),
 });
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -37,31 +42,23 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ffmpeg: await app.ffmpeg.available(),
         outputWritable: await app.storage.writable(),
         diskSpace: await enoughSpace([app.storage.localDir, app.scratch.dir], app.config.minFreeDiskBytes),
-        ...(app.redis ? { redis: await answers(app.redis) } : {}),
+        ...(app.redis ? { redis: await answersPing(app.redis) } : {}),
       };
       // Shown but not required: when the splicer fails its start-up self-check, videos are rendered the plain way,
       // slower but the same, so the service is still ready. False too while the check is still running.
       const splicer = app.splicer.passed ?? false;
       const ready = Object.values(checks).every(Boolean);
       const unavailable = app.engines.unavailable();
+      const workers = checks.redis ? await app.sharedQueue?.workers().catch(() => undefined) : undefined;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ok' : 'unavailable',
         checks: { ...checks, splicer },
         ...(unavailable.length > 0 ? { unavailable } : {}),
         ...(app.warmUp.voice ? { warmVoice: app.warmUp.voice } : {}),
+        ...(workers === undefined ? {} : { workers }),
       });
     },
   );
 };
 
-/** How long Redis has to answer a readiness PING. */
-const REDIS_PING_MS = 1000;
-
-/** Whether Redis answers a PING in time (the queue, limits and cache all live there). */
-async function answers(redis: Redis): Promise<boolean> {
-  const timeout = new Promise<boolean>((resolve) => setTimeout(resolve, REDIS_PING_MS, false).unref());
-  return Promise.race([redis.ping().then((reply) => reply === 'PONG', () => false), timeout]);
-}
-
-/** Whether every folder's file system has at least `minimum` bytes free (a folder that cannot be asked counts as full). */
 export default healthRoutes;

@@ -71,3 +71,12 @@ export async function within(closing: Promise<unknown>, ms = CLOSE_WAIT_MS): Pro
 function redactedUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
+
+/** How long Redis has to answer a readiness PING. */
+const REDIS_PING_MS = 1000;
+
+/** Whether Redis answers a PING in time (the queue, limits and cache all live there). */
+export async function answersPing(redis: Redis): Promise<boolean> {
+  const timeout = new Promise<boolean>((resolve) => setTimeout(resolve, REDIS_PING_MS, false).unref());
+  return Promise.race([redis.ping().then((reply) => reply === 'PONG', () => false), timeout]);
+}

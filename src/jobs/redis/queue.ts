@@ -9,6 +9,7 @@ import type { ClientQuota } from '../quota.js';
 import { closeRedis, connectQueueRedis, within } from './connection.js';
 import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
+import type { QueueCounts } from '../../jobs/metrics.js';
 
 /** A job as it waits in Redis: what to do, for whom, and what its runs have established. */
 export interface QueuedJobData {
@@ -44,8 +45,14 @@ export function queueKeys(queueName: string) {
     cancelled: (id: string) => `${queueName}:cancelled:${id}`,
     /** Running jobs asked to stop: a worker that (re)starts one stops at once, should the message be missed. */
     cancelMarker: (id: string) => `${queueName}:cancel:${id}`,
+    /** Workers' heartbeats: a sorted set of worker ids scored by their last beat (ms). One key, so Redis Cluster keeps it whole. */
+    workers: `${queueName}:workers`,
   };
 }
+
+/** A worker beats this often; one silent for WORKER_SILENT_MS counts as gone (and is dropped from the set after a minute). */
+export const WORKER_BEAT_MS = 5_000;
+export const WORKER_SILENT_MS = 15_000;
 
 export function queueOptions(config: Config) {
   const age = Math.ceil(config.jobRetentionMs / 1000);
@@ -199,7 +206,23 @@ export class RedisJobQueue implements JobQueue {
     }
     if (state === 'unknown') return undefined;
     const ahead = (await this.redis.zrank(this.queue.toKey('prioritized'), id)) ?? 0;
-    return { ...base, state: 'queued', position: ahead, etaSeconds: await this.etaSeconds(operation, ahead) };
+    const workers = await this.workers();
+    // No worker alive: no time can be promised, and the client is told why.
+    const eta = workers > 0 ? { etaSeconds: await this.etaSeconds(operation, ahead) } : {};
+    return { ...base, state: 'queued', position: ahead, workers, ...eta };
+  }
+
+  /** The shared queue's jobs by state (metrics: what a worker autoscaler watches). */
+  async counts(): Promise<QueueCounts> {
+    const counts = await reachable(this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'));
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 };
+  }
+
+  /** Workers whose heartbeat is recent (a sorted set, not CLIENT LIST, which managed Redis services often forbid). */
+  async workers(): Promise<number> {
+    const now = Date.now();
+    await this.redis.zremrangebyscore(this.keys.workers, '-inf', now - 4 * WORKER_SILENT_MS);
+    return this.redis.zcount(this.keys.workers, now - WORKER_SILENT_MS, '+inf');
   }
 
   /** Cancels the job; 503 OVERLOADED when Redis does not answer within 5 s, a running job's stop included. */
@@ -246,7 +269,7 @@ export class RedisJobQueue implements JobQueue {
   }
 
   private async etaSeconds(operation: QueuedOperation, ahead: number): Promise<number> {
-    const [running, workers, jobSeconds] = await Promise.all([this.queue.getActiveCount(), this.queue.getWorkersCount(), this.jobSeconds(operation)]);
+    const [running, workers, jobSeconds] = await Promise.all([this.queue.getActiveCount(), this.workers(), this.jobSeconds(operation)]);
     return etaSeconds(ahead, running, Math.max(1, workers) * this.config.concurrency, jobSeconds);
   }
 

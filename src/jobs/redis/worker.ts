@@ -4,9 +4,12 @@ import type { Config } from '../../config.js';
 import { AppError, cancelReason, isAppError } from '../../errors.js';
 import { movingAverage, runJob } from '../lifecycle.js';
 import type { JobPipeline } from '../pipeline.js';
+import type { JobObserver } from '../slots.js';
 import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
 import { closeRedis, connectQueueRedis } from './connection.js';
-import { JOB_ATTEMPTS, LOST_RESULT, queueKeys, timesOf, type QueuedJobData } from './queue.js';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { JOB_ATTEMPTS, LOST_RESULT, WORKER_BEAT_MS, queueKeys, timesOf, type QueuedJobData } from './queue.js';
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;
@@ -42,6 +45,10 @@ const LOCK_MS = 10_000;
 export class RedisJobWorker {
   private readonly shutdown = new AbortController();
   private readonly keys: ReturnType<typeof queueKeys>;
+  /** This worker in the heartbeat set: host, process and a random part (a restarted process is a new worker). */
+  private readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private runningJobs = 0;
 
   private constructor(
     private readonly config: Config,
@@ -51,11 +58,12 @@ export class RedisJobWorker {
     private readonly worker: Worker<QueuedJobData, JobResult>,
     /** The worker's connection (BullMQ leaves a given one open) and the cancel subscriber's; closed here. */
     private readonly connections: Redis[],
+    private readonly observer: JobObserver | undefined,
   ) {
     this.keys = queueKeys(config.queueName);
   }
 
-  static async start(options: { config: Config; pipeline: JobPipeline; redis: Redis; log: WorkerLog }): Promise<RedisJobWorker> {
+  static async start(options: { config: Config; pipeline: JobPipeline; redis: Redis; log: WorkerLog; observer?: JobObserver }): Promise<RedisJobWorker> {
     const { config } = options;
     const url = config.redisUrl as string;
     // The processor needs the object that needs the worker: it is filled in before the worker runs.
@@ -75,13 +83,26 @@ export class RedisJobWorker {
       void started.self?.failedForGood(job).catch((error: unknown) => options.log.error({ err: error, job: job?.id }, 'reporting a failed job failed'));
     });
     const subscriber = connectQueueRedis(url, options.log);
-    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber]);
+    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber], options.observer);
     started.self = self;
     await subscriber.subscribe(self.keys.cancelChannel);
     subscriber.on('message', (_channel, id: string) => worker.cancelJob(id, 'JOB_CANCELLED'));
     void worker.run();
     await worker.waitUntilReady();
+    self.beat();
     return self;
+  }
+
+  /** Jobs running here now (metrics). */
+  get running(): number {
+    return this.runningJobs;
+  }
+
+  /** Tells the API processes this worker is alive (their ETAs and /readyz), every WORKER_BEAT_MS until it closes. */
+  private beat(): void {
+    void this.redis.zadd(this.keys.workers, Date.now(), this.id).catch(() => undefined);
+    this.heartbeat = setTimeout(() => this.beat(), WORKER_BEAT_MS);
+    this.heartbeat.unref();
   }
 
   private async process(job: Job<QueuedJobData, JobResult>, token: string | undefined, cancelled: AbortSignal | undefined): Promise<JobResult> {
@@ -98,10 +119,12 @@ export class RedisJobWorker {
     cancelled?.addEventListener('abort', onCancel, { once: true });
     const onFinished = (seconds: number, outcome: string) => {
       this.log.info({ job: job.id, outcome, seconds }, 'job finished');
+      this.observer?.jobFinished(data.spec.operation, seconds, outcome);
       void this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
     };
     const run = { deadlineMs: deadlineAt - Date.now(), stoppedBy: [stop.signal, this.shutdown.signal], onFinished };
     let result: JobResult;
+    this.runningJobs += 1;
     try {
       const outcome = await runJob(run, (signal) =>
         this.pipeline.executor.execute(data.spec, {
@@ -128,6 +151,7 @@ export class RedisJobWorker {
       if (error.code === 'INTERNAL_ERROR') this.log.error({ err: thrown, job: job.id }, 'job failed');
       result = { ok: false, error: jobError(error) };
     } finally {
+      this.runningJobs -= 1;
       cancelled?.removeEventListener('abort', onCancel);
     }
     // Outside the render's try: if this fails, BullMQ runs the job again and the first line above answers.
@@ -159,6 +183,8 @@ export class RedisJobWorker {
 
   /** Stops taking jobs; running ones get `graceMs`, then stop and go back to the queue for another worker. */
   async close(graceMs: number): Promise<void> {
+    clearTimeout(this.heartbeat);
+    await this.redis.zrem(this.keys.workers, this.id).catch(() => undefined);
     const stopRunning = setTimeout(() => this.shutdown.abort(cancelReason('SHUTTING_DOWN')), graceMs);
     stopRunning.unref();
     await this.worker.close();
