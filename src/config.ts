@@ -132,7 +132,12 @@ export const EnvSchema = Type.Object({
     default: 0,
     description: '`voxreel worker` only: the port of its /healthz, /readyz and /metrics (on HOST), e.g. 3100; 0 (the default) serves none, so several workers share a machine unconfigured.',
   }),
-  QUEUE_NAME: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_-]+$', default: 'voxreel', description: 'Name of the Redis queue (and prefix of its keys).' }),
+  QUEUE_NAME: Type.String({
+    minLength: 1,
+    pattern: '^[A-Za-z0-9_-]*(\\{[A-Za-z0-9_-]+\\})?[A-Za-z0-9_-]*$',
+    default: 'voxreel',
+    description: 'Name of the Redis queue (and prefix of its keys); a `{hash tag}` in it (`{voxreel}`) keeps every key in one Redis Cluster slot.',
+  }),
   JOB_RETENTION_HOURS: Type.Number({ minimum: 0.0001, default: 24, description: 'How long a job and its result can be read at GET /jobs/{id}.' }),
   WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, description: 'Key of the HMAC-SHA256 signature on webhook deliveries; webhooks are refused without it.' })),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'Allow webhooks to loopback, private and link-local addresses.' }),

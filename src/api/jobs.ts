@@ -43,6 +43,8 @@ export const JobAccepted = Type.Object({
   status: Type.Literal('accepted'),
   id: Type.String({ description: 'The job id.' }),
   statusUrl: Type.String({ description: 'GET it for the state (also in Location).' }),
-  state: Type.Literal('queued'),
+  state: Type.Union([Type.Literal('queued'), Type.Literal('succeeded')], {
+    description: '`queued`; `succeeded` when the request was answered from the cache (the job is done already: GET it for the result).',
+  }),
 });
 export type JobAccepted = Static<typeof JobAccepted>;

@@ -58,7 +58,7 @@ export async function inspectAsset(
   signal?: AbortSignal,
 ): Promise<AssetFacts> {
   if (!(await ffmpeg.available())) throw new AppError('MEDIA_FAILED', { message: 'ffmpeg or ffprobe cannot be run.' });
-  const input = ['-max_pixels', String(limits.maxPixels), '-protocol_whitelist', 'file', '-f', FORMATS[format].demuxer, '-i', `file:${file}`];
+  const input = ['-max_pixels', String(decoderPixels(header, limits.maxPixels)), '-protocol_whitelist', 'file', '-f', FORMATS[format].demuxer, '-i', `file:${file}`];
   const probed = await runProcess(ffmpeg.tools.ffprobe, ['-v', 'warning', '-print_format', 'json', '-show_format', '-show_streams', ...input], {
     timeoutMs: TIMEOUT_MS.probe,
     signal,
@@ -80,6 +80,19 @@ export async function inspectAsset(
       }),
   };
   return FORMATS[format].kind === 'image' ? checkImage(run, header) : checkAudio(run, limits.maxAudioSeconds);
+}
+
+/** Decoders allocate rows padded to this many pixels (ffmpeg checks the padded size against -max_pixels: 321 wide counts as 384). */
+const DECODER_ALIGN = 128;
+
+/**
+ * The decoder's pixel limit: the header's dimensions passed ASSET_MAX_PIXELS already, so the decoder is held to
+ * them as it pads them (an image whose data is larger than its header says is still stopped before it is allocated).
+ */
+function decoderPixels(header: ImageHeader | undefined, maxPixels: number): number {
+  if (!header) return maxPixels;
+  const padded = (side: number) => Math.ceil(side / DECODER_ALIGN) * DECODER_ALIGN + DECODER_ALIGN;
+  return Math.max(maxPixels, padded(header.width) * padded(header.height));
 }
 
 /** One file's checks: what ffprobe found, and ffmpeg on the same input. */

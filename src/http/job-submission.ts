@@ -51,7 +51,7 @@ export async function answerJob<O extends QueuedOperation>(
     const statusUrl = `/jobs/${job.id}`;
     request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');
     reply.code(202).header('location', statusUrl);
-    return { status: 'accepted', id: job.id, statusUrl, state: 'queued' };
+    return { status: 'accepted', id: job.id, statusUrl, state: cached ? 'succeeded' : 'queued' };
   }
   const outcome = outcomeOf(spec.operation, await job.outcome());
   request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length, file: outcome.files[0] }, 'job done');

@@ -139,6 +139,8 @@ export class LocalJobQueue implements JobQueue {
     }
     const failure = outcome ? undefined : isAppError(error) ? error : new AppError('INTERNAL_ERROR', { cause: error });
     job.result = outcome ? { ok: true, outcome } : { ok: false, error: jobError(failure as AppError) };
+    // A synchronous job's failure is its request's error (logged with it); an asynchronous one has no request left.
+    if (failure && submitted.detached) this.options.onWarning?.(`async job ${job.id} failed: ${failure.code}`, failure);
     this.options.onFinished?.({ spec: job.spec, clientId: job.clientId, view: this.view(job), outcome, cacheKey: submitted.cacheKey, webhookUrl: submitted.webhookUrl });
     if (failure) throw failure;
     return outcome as JobOutcome;

@@ -41,3 +41,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}=`));
   });
 });
+
+describe('QUEUE_NAME', () => {
+  it('takes one {hash tag} for Redis Cluster, and nothing that would split the keys or break them', () => {
+    for (const name of ['voxreel', '{voxreel}', 'jobs-{eu}', 'a_b']) expect(loadConfig({ QUEUE_NAME: name }).queueName).toBe(name);
+    for (const name of ['{a}{b}', 'x}', '{', 'a:b', 'a b']) expect(() => loadConfig({ QUEUE_NAME: name }), name).toThrow(/QUEUE_NAME/);
+  });
+});

@@ -99,6 +99,17 @@ describe('the playground page over HTTP', () => {
     expect((await t.app.inject({ method: 'HEAD', url: '/' })).statusCode).toBe(200);
   });
 
+  it('sends nosniff everywhere, and a sandbox with nothing allowed for generated files', async () => {
+    const file = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Hi.', voice: 'espeak-ng:en-us' }, headers: { authorization: `Bearer ${KEY}` } });
+    const served = await t.fetchFile(file.json<{ url: string }>().url);
+    expect(served.statusCode).toBe(200);
+    expect(served.headers['x-content-type-options']).toBe('nosniff');
+    expect(served.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    for (const url of ['/docs/json', '/voices', '/healthz']) {
+      expect((await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${KEY}` } })).headers['x-content-type-options'], url).toBe('nosniff');
+    }
+  });
+
   it('leaves the API as it was: keys still needed, unknown paths 404, docs and files where they were', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/voices' })).statusCode).toBe(401);
     const voices = await t.app.inject({ method: 'GET', url: '/voices', headers: { authorization: `Bearer ${KEY}` } });
@@ -302,6 +313,25 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await page.keyboard.press('Enter');
       await page.waitForSelector('#speech-result:not([hidden])', { timeout: 20_000 });
     });
+  });
+
+  it('shows the API docs under their content security policy, which blocks none of their own scripts', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    try {
+      const response = await page.goto(`${origin()}/docs`);
+      expect(response?.headers()['content-security-policy']).toMatch(/script-src/);
+      expect(response?.headers()['x-content-type-options']).toBe('nosniff');
+      await page.waitForSelector('.opblock-summary-path', { timeout: 15_000 });
+      expect(await page.locator('.opblock-summary-path').count()).toBeGreaterThan(5);
+    } finally {
+      await context.close();
+    }
+    expect(problems).toEqual([]);
   });
 
   it('fits a narrow window', async () => {

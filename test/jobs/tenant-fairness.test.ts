@@ -1,6 +1,7 @@
 // Issue 22: one client's flood pushes out its own kept jobs, never another's, and webhook attempts take turns.
 import { describe, expect, it } from 'vitest';
 import type { JobExecutor } from '../../src/jobs/executor.js';
+import { AppError } from '../../src/errors.js';
 import { FairGate } from '../../src/jobs/fair-gate.js';
 import { Limiter } from '../../src/jobs/limiter.js';
 import { LocalJobQueue } from '../../src/jobs/local-queue.js';
@@ -75,5 +76,22 @@ describe('FairGate', () => {
     await Promise.all(all);
     expect(started).toHaveLength(7);
     expect(gate.stats).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe('an asynchronous job that fails in the embedded queue', () => {
+  it('is logged (its request is gone, so nothing else would say so)', async () => {
+    const warnings: string[] = [];
+    const slots = new JobSlots(new Limiter({ concurrency: 1, queueLength: 10 }), { ttsTimeoutMs: 10_000, videoTimeoutMs: 10_000 });
+    const failing = { execute: () => Promise.reject(new AppError('OUTPUT_TOO_LONG')) } as unknown as JobExecutor;
+    const queue = new LocalJobQueue(slots, failing, { retentionMs: 60_000, onWarning: (message) => warnings.push(message) });
+    const client = { id: 'ip:10.0.0.3', signal: new AbortController().signal, characters: 6 };
+    const job = await queue.submit(SPEC, { client, detached: true });
+    await job.outcome().catch(() => undefined);
+    expect(warnings).toEqual([`async job ${job.id} failed: OUTPUT_TOO_LONG`]);
+    // A synchronous one is its request's to report.
+    await (await queue.submit(SPEC, { client, detached: false })).outcome().catch(() => undefined);
+    expect(warnings).toHaveLength(1);
+    await queue.close();
   });
 });

@@ -317,3 +317,20 @@ describe('access to /assets', () => {
     expect(allowed.statusCode, allowed.body).toBe(201);
   });
 });
+
+describe('an image of exactly ASSET_MAX_PIXELS', () => {
+  const [width, height] = [333, 231];
+  const limited = useTestApp({ ASSET_MAX_PIXELS: String(width * height) });
+
+  it('is taken in every format, though decoders pad its rows (333 wide counts as 384 to ffmpeg); one row more is refused', async () => {
+    for (const name of ['exact.png', 'exact.jpg', 'exact.webp']) {
+      await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}`, '-frames:v', '1', file(name)]);
+      const form = multipartForm([{ name: 'file', filename: name, content: await readFile(file(name)) }]);
+      const response = await limited.app.inject({ method: 'POST', url: '/assets', ...form });
+      expect(response.statusCode, `${name}: ${response.body}`).toBe(201);
+    }
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `testsrc=size=${width}x${height + 1}`, '-frames:v', '1', file('over.png')]);
+    const over = await limited.app.inject({ method: 'POST', url: '/assets', ...multipartForm([{ name: 'file', filename: 'over.png', content: await readFile(file('over.png')) }]) });
+    expect(over.statusCode).toBe(413);
+  });
+});

@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../../config.js';
+import { FILES_PREFIX, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { clientErrorHandler, frameworkErrors, rawErrorResponse, writeRawError } from './error-handler.js';
 
@@ -88,6 +88,10 @@ async function httpEdgePlugin(app: FastifyInstance, options: { config: Config })
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Every answer is what its Content-Type says; a generated file, served from the origin whose storage holds the
+    // playground's key, is never a page either (a sandbox with nothing allowed, should one ever be taken for HTML).
+    reply.header('x-content-type-options', 'nosniff');
+    if (request.url.startsWith(`${FILES_PREFIX}/`)) reply.header('content-security-policy', "default-src 'none'; sandbox");
     // Closing, a keep-alive connection would hold the server open; answered before its body arrived (401, 413),
     // the rest of the body is not worth waiting for.
     if (closing || request.raw.complete === false) reply.header('connection', 'close');
