@@ -1,6 +1,6 @@
 import type { Speech } from './speech.js';
 import { spokenWeight, textTokens, type TextToken as Token } from './word-segments.js';
-import { isEmoji, onlyEmoji } from '../engines/emoji-text.js';
+import { hasEmoji, isEmoji, silenceEmoji } from '../engines/emoji-text.js';
 
 /** A word of the request text as spoken (see textTokens), with when it is said. */
 export interface SpokenWord {
@@ -29,7 +29,7 @@ export interface SpokenWord {
  */
 export function timedWords(text: string, speech: Speech): SpokenWord[] {
   const tokens = textTokens(text);
-  const silent = tokens.map((token) => onlyEmoji(token.text));
+  const silent = tokens.map((token) => isSilent(token.text));
   const starts = new Array<number | undefined>(tokens.length);
   const ends = new Array<number | undefined>(tokens.length);
   const tokenAt = (offset: number) => {
@@ -143,17 +143,26 @@ export function timedWordsIn(text: string, speech: Speech, fileDuration: number)
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/** A token of emoji with nothing to say beside them but marks ("🔥", "🔥!"): never timed, it joins a word. */
+function isSilent(token: string): boolean {
+  return hasEmoji(token) && !LETTER_OR_DIGIT.test(silenceEmoji(token));
+}
+
 /**
- * The span of a word that is spoken: without the emoji (and the spaces beside them) at its ends, which captions
- * show with the word but the voice never says; the whole word when it is nothing else.
+ * The span of a word that is spoken: without the tokens of emoji joined to it (isSilent), nor the emoji at its
+ * ends, which captions show with the word but the voice never says; the whole word when it is nothing else.
  */
 export function spokenSpan(text: string, word: Pick<SpokenWord, 'offset' | 'length'>): { offset: number; length: number } {
-  const clusters = [...graphemes.segment(text.slice(word.offset, word.offset + word.length))];
+  const shown = text.slice(word.offset, word.offset + word.length);
+  const said = textTokens(shown).filter((token) => !isSilent(token.text));
+  const [first, last] = [said[0], said.at(-1)];
+  if (!first || !last) return { offset: word.offset, length: word.length };
+  const clusters = [...graphemes.segment(shown.slice(first.offset, last.offset + last.length))];
   const kept = (cluster: string) => !isEmoji(cluster) && /\S/u.test(cluster);
-  const first = clusters.findIndex(({ segment }) => kept(segment));
-  const last = clusters.findLastIndex(({ segment }) => kept(segment));
-  if (first < 0) return { offset: word.offset, length: word.length };
-  const from = (clusters[first] as Intl.SegmentData).index;
-  const end = clusters[last] as Intl.SegmentData;
-  return { offset: word.offset + from, length: end.index + end.segment.length - from };
+  const from = clusters.find(({ segment }) => kept(segment));
+  const to = clusters.findLast(({ segment }) => kept(segment));
+  if (!from || !to) return { offset: word.offset, length: word.length };
+  return { offset: word.offset + first.offset + from.index, length: to.index + to.segment.length - from.index };
 }

@@ -77,7 +77,7 @@ function drawnText(text: string, font: CaptionFont, emoji: EmojiDrawer, { rightT
   const select = (face: FontFace, weightChanges: boolean, scale: string) => `{\\fn${face.family}${weightChanges ? `\\b${face.bold ? 1 : 0}` : ''}${scale}}`;
   const runs = font.runs(text).map(({ text: run, face, scale, emoji: name }) => {
     if (name) return emoji(name);
-    const drawn = rightToLeft ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(run)}${POP_ISOLATE}` : escapeAssText(run);
+    const drawn = rightToLeft ? rightToLeftRun(run) : escapeAssText(run);
     if (face === primary) return drawn;
     const weightChanges = face.bold !== primary.bold;
     // A fallback face at the size that gives it the primary's capital height (font.ts fallbackScale), then back.
@@ -85,6 +85,15 @@ function drawnText(text: string, font: CaptionFont, emoji: EmojiDrawer, { rightT
     return `${select(face, weightChanges, own)}${drawn}${select(primary, weightChanges, back)}`;
   });
   return (rightToLeft ? runs.reverse() : runs).join('');
+}
+
+/**
+ * A run isolated right to left, with the spaces at its ends outside the isolate, in the order libass keeps them
+ * (trailing on the left, leading on the right): inside, a space beside an emoji's drawing went to the wrong side.
+ */
+function rightToLeftRun(run: string): string {
+  const [, lead = '', core = '', trail = ''] = /^(\s*)(.*?)(\s*)$/su.exec(run) ?? [];
+  return `${escapeAssText(trail)}${core ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(core)}${POP_ISOLATE}` : ''}${escapeAssText(lead)}`;
 }
 
 /**

@@ -138,12 +138,16 @@ describe('emoji in cues', () => {
     );
 
   it.each(CAPTION_STYLES)('%s: an emoji stays with the word it follows; one at the start with the word after', (style) => {
-    for (const text of ['It is on 🔥 and we love it 👍🏽 so much.', '🔥 Hot news from Japan 🇯🇵 today.']) {
+    const together = {
+      'It is on 🔥 and we love it 👍🏽 so much.': ['on 🔥', 'it 👍🏽'],
+      '🔥 Hot news from Japan 🇯🇵 today.': ['🔥 Hot', 'Japan 🇯🇵'],
+      // With a mark after it, and right to left.
+      'مرحبا 👋 بكم في قناتنا 🔥.': ['مرحبا 👋', 'قناتنا 🔥.'],
+    };
+    for (const [text, words] of Object.entries(together)) {
       const lines = cues(text, style).flat();
       for (const line of lines) expect(hasEmoji(line[0]?.split(' ')[0] ?? ''), JSON.stringify(lines)).toBe(line === lines[0] && text.startsWith('🔥'));
-      const words = lines.flat();
-      if (text.startsWith('It')) expect(words).toEqual(expect.arrayContaining(['on 🔥', 'it 👍🏽']));
-      else expect(words).toEqual(expect.arrayContaining(['🔥 Hot', 'Japan 🇯🇵']));
+      expect(lines.flat()).toEqual(expect.arrayContaining(words));
     }
   });
 
@@ -201,7 +205,7 @@ describe('over HTTP', () => {
   const t = useTestApp();
 
   it('/tts: audio, and timestamps whose spans skip the emoji; the captions keep them with their word', async () => {
-    const text = 'Lift off 🚀🔥 and 👍 well done ✅ 🇯🇵';
+    const text = 'Lift off 🚀🔥 and 👍 well done ✅ 🇯🇵 🔥!';
     const result = await postTts(t.app, { text, voice: 'espeak-ng:en-us', timestamps: true });
     expect(result.duration).toBeGreaterThan(0.5);
     const words = result.words ?? [];
@@ -212,7 +216,7 @@ describe('over HTTP', () => {
     }
     const vtt = (await t.fetchFile(result.captionsUrl as string)).body.toString('utf8');
     expect(vtt).toContain('off 🚀🔥');
-    expect(vtt).toContain('done ✅ 🇯🇵');
+    expect(vtt).toContain('done ✅ 🇯🇵 🔥!');
   });
 
   it.each(['/tts', '/tts-video'])('%s: text of emoji alone → 422 UNSUPPORTED_TEXT, before any engine runs', async (url) => {
