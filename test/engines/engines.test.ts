@@ -15,7 +15,8 @@ const hasFestival = (await detectFestival()) !== undefined;
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog.';
 const TRICKY = 'Tom & Jerry <3 café — naïve 😀 done. Hello "world", x-ray 1234 don\'t (test).';
-const TRICKY_WORDS = ['Tom', '&', 'Jerry', 'café', 'naïve', '😀', 'done', 'Hello', 'world', 'x-ray', '1234', "don't", 'test'];
+// The emoji is never given to an engine (sanitizeText blanks it): no word of its own.
+const TRICKY_WORDS = ['Tom', '&', 'Jerry', 'café', 'naïve', 'done', 'Hello', 'world', 'x-ray', '1234', "don't", 'test'];
 const LONG = Array.from({ length: 40 }, (_, index) => `Sentence number ${index + 1} is here to make the text long enough.`)
   .join(' ')
   .slice(0, 2500);
@@ -207,8 +208,7 @@ describe('engine registry', () => {
     expectSpeech(chunk, 32000, [1, 6]);
     expectWordsInOrder(SENTENCE, chunk, ['The', 'quick', 'brown', 'fox', 'jumps', 'over', 'the', 'lazy', 'dog']);
     const tricky = await engines.synthesize('festival:slt-hts', TRICKY);
-    // Festival says nothing for the emoji.
-    expectWordsInOrder(TRICKY, tricky, TRICKY_WORDS.filter((word) => word !== '😀'));
+    expectWordsInOrder(TRICKY, tricky, TRICKY_WORDS);
     const scheme = 'He said ") (quit) "\\ (format t "x") and went on.';
     const spoken = await engines.synthesize('festival:slt-hts', scheme);
     expectWordsInOrder(scheme, spoken, ['He', 'said', 'quit', 'format', 'and', 'went', 'on']);

@@ -79,7 +79,8 @@ describe.skipIf(!run)('RHVoice', () => {
   it('maps word offsets back through multi-byte characters and punctuation', async () => {
     const chunk = await engine.synthesize('rhvoice:slt', TRICKY);
     expectSpeech(chunk, [3, 15]);
-    expectWords(TRICKY, chunk, ['Tom', '&', 'Jerry', 'café', '—', 'naïve', '😀', 'done', 'Hello', 'world', 'x-ray', '1234', "don't", 'test']);
+    // The emoji is never given to the engine (sanitizeText blanks it).
+    expectWords(TRICKY, chunk, ['Tom', '&', 'Jerry', 'café', '—', 'naïve', 'done', 'Hello', 'world', 'x-ray', '1234', "don't", 'test']);
   });
 
   it('offsets words into the text as given, control characters included', async () => {
