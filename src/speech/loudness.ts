@@ -53,10 +53,29 @@ export function kWeighting(sampleRate: number): [Biquad, Biquad] {
  * block of its own length.
  */
 export function integratedLoudness(samples: Int16Array, sampleRate: number, channels = 1): number {
+  return gatedLoudness(hopEnergies(samples, sampleRate, channels));
+}
+
+/** Audio as BS.1770 meters it: the K-weighted energy of each 100 ms hop (the gating step), its channels' summed. */
+export interface HopEnergies {
+  energies: Float64Array;
+  /** Samples (frames) per hop. */
+  step: number;
+  /** Frames in all. */
+  length: number;
+}
+
+/** The hop energies of 16-bit audio, channels interleaved; gatedLoudness of them is its integrated loudness. */
+export function hopEnergies(samples: Int16Array, sampleRate: number, channels = 1): HopEnergies {
   const step = Math.max(1, Math.round(sampleRate / 10));
   const split = channelsOf(samples, channels);
   const energies = split.map((channel) => stepEnergies(channel, sampleRate, step)).reduce((sum, energy) => sum.map((value, hop) => value + (energy[hop] ?? 0)));
-  const blocks = blockPowers(energies, step, (split[0] as Int16Array).length);
+  return { energies, step, length: (split[0] as Int16Array).length };
+}
+
+/** Integrated loudness of hop energies, gated (BS.1770-4 §2.8); −Infinity when no block passes the absolute gate. */
+export function gatedLoudness({ energies, step, length }: HopEnergies): number {
+  const blocks = blockPowers(energies, step, length);
   const loud = blocks.filter((power) => blockLoudness(power) > ABSOLUTE_GATE);
   if (loud.length === 0) return -Infinity;
   const relativeGate = blockLoudness(mean(loud)) + RELATIVE_GATE;
@@ -123,6 +142,11 @@ function blockPowers(energies: Float64Array, step: number, length: number): numb
 
 function blockLoudness(power: number): number {
   return -0.691 + 10 * Math.log10(power);
+}
+
+/** The mean square (K-weighted, channels' summed) of a steady sound of `loudness` LUFS: blockLoudness undone. */
+export function loudnessPower(loudness: number): number {
+  return 10 ** ((loudness + 0.691) / 10);
 }
 
 function mean(values: readonly number[]): number {
