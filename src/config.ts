@@ -238,7 +238,8 @@ export interface Config {
   /** `voxreel worker`: the port of its health and metrics (0: none). */
   workerPort: number;
   jobRetentionMs: number;
-  webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number };
+  /** `outboxDir`: where deliveries wait without Redis (OUTPUT_DIR/.webhooks, private, never served). */
+  webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number; outboxDir: string };
   cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number; scope: 'tenant' | 'shared' };
 }
 
@@ -367,6 +368,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE,
       concurrency: parsed.WEBHOOK_CONCURRENCY,
       clientConcurrency: parsed.WEBHOOK_CLIENT_CONCURRENCY,
+      outboxDir: path.resolve(parsed.OUTPUT_DIR, '.webhooks'),
     },
     cache: { maxEntries: parsed.CACHE_MAX_ENTRIES, sentenceBytes: parsed.SENTENCE_CACHE_MB * 1024 * 1024, hitPriceFactor: parsed.PRICE_CACHE_HIT_FACTOR, scope: parsed.CACHE_SCOPE },
   };

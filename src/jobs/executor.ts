@@ -16,6 +16,8 @@ export interface ExecuteOptions {
   tenant: string;
   /** Publish under this name (a queued job's id: a re-run after a crash replaces rather than duplicates). */
   name?: string;
+  /** Runs before the files are published; a throw publishes nothing (a worker that lost its job to another). */
+  beforePublish?: () => Promise<void>;
   /** Told how far the job is, 0 to 1. */
   onProgress?: (fraction: number) => void;
   onWarning?: (message: string, cause: unknown) => void;
@@ -62,6 +64,7 @@ export class JobExecutor {
       loudness: loudness === false ? undefined : loudness,
       signal: options.signal,
       name: options.name,
+      beforePublish: options.beforePublish,
       onProgress: options.onProgress,
       cachePartition: this.deps.partition(options.tenant),
     });
@@ -107,6 +110,7 @@ export class JobExecutor {
       cachePartition: this.deps.partition(options.tenant),
       signal: options.signal,
       name: options.name,
+      beforePublish: options.beforePublish,
       onProgress: options.onProgress,
       onWarning: options.onWarning,
     });

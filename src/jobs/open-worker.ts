@@ -7,6 +7,8 @@ import { RedisJobWorker, type WorkerLog } from './redis/worker.js';
 import { openServices, type ServiceDeps } from './services.js';
 import { Metrics } from './metrics.js';
 import { startWorkerServer } from './worker-server.js';
+import { DeliveryAttempts } from './webhook-outbox.js';
+import { RedisOutbox } from './redis/webhook-outbox.js';
 
 export interface RunningWorker {
   voices: number;
@@ -30,7 +32,8 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
   if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
   const redis = connectStateRedis(config.redisUrl, log);
   await untilReachable(redis, config.redisUrl);
-  const pipeline = jobPipeline(config, services, redis, metrics, log);
+  const outbox = RedisOutbox.open(config, { attempts: new DeliveryAttempts(config.webhooks, log), logger: log, deliver: true });
+  const pipeline = jobPipeline(config, services, redis, metrics, outbox, log);
   const worker = await RedisJobWorker.start({ config, pipeline, redis, log, observer: metrics });
   running.worker = worker;
   let closing = false;

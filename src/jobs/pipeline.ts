@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Services } from './services.js';
 import { JobFollowUp } from './follow-up.js';
 import { JobExecutor } from './executor.js';
-import type { WebhookLogger } from './webhooks.js';
+import type { WebhookOutbox, OutboxLogger } from './webhook-outbox.js';
 
 /** How jobs run and what follows them, the same in the API process and in a worker. */
 export interface JobPipeline {
@@ -19,13 +19,14 @@ export function jobPipeline(
   services: Pick<Services, 'synthesizer' | 'maker' | 'assets' | 'storage'>,
   redis: Redis | undefined,
   observer: ResultCacheObserver | undefined,
-  logger: WebhookLogger & { info(obj: object, msg: string): void },
+  outbox: WebhookOutbox,
+  logger: OutboxLogger,
 ): JobPipeline {
   // CACHE_SCOPE=tenant: each client's results and sentences apart, so a hit tells nobody what another client asked for.
   const partition = (tenant: string) => (config.cache.scope === 'tenant' ? tenant : undefined);
   const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, pricing: config.pricing, partition });
   const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), partition, observer);
-  return { executor, results, followUp: new JobFollowUp(results, config.webhooks, logger) };
+  return { executor, results, followUp: new JobFollowUp(results, config.webhooks, outbox, logger) };
 }
 
 function requestCache(config: Config, redis: Redis | undefined): RequestCache | undefined {

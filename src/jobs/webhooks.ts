@@ -226,7 +226,8 @@ export interface DeliveryResult {
   error?: string;
 }
 
-type AttemptOutcome =
+/** What one attempt came to: delivered, worth another try later (after `retryAfterMs` when the receiver said), or final. */
+export type AttemptOutcome =
   | { kind: 'delivered'; status: number }
   | { kind: 'retry'; status?: number; error: string; retryAfterMs?: number }
   | { kind: 'give-up'; status?: number; error: string };
@@ -257,13 +258,42 @@ export async function deliverWebhook(url: URL, payload: unknown, options: Delive
     const outcome = await (options.throttle ? options.throttle(() => attemptDelivery(delivery)) : attemptDelivery(delivery));
     if (outcome.kind === 'delivered') return { delivered: true, attempts: attempt, status: outcome.status, deliveryId: delivery.deliveryId };
     const last = outcome.kind === 'give-up' || attempt >= attempts;
-    options.logger?.warn(
-      { deliveryId: delivery.deliveryId, event: options.event, host: url.host, attempt, status: outcome.status, error: outcome.error, retrying: !last },
-      'Webhook delivery attempt failed',
-    );
+    logFailedAttempt(delivery, attempt, outcome, !last);
     if (last) return { delivered: false, attempts: attempt, status: outcome.status, deliveryId: delivery.deliveryId, error: outcome.error };
-    await sleep(outcome.retryAfterMs ?? backoffMs(attempt, options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS), options.signal);
+    await sleep(retryDelayMs(outcome, attempt, options.baseDelayMs), options.signal);
   }
+}
+
+/**
+ * One attempt of a delivery that a durable outbox schedules itself (webhook-outbox.ts): the same checks, signature
+ * and classification as `deliverWebhook`'s; `attempt` (from 1) is for the log line, `last` says no retry follows.
+ */
+export async function attemptWebhook(
+  url: URL,
+  body: string,
+  options: DeliveryOptions & { deliveryId: string },
+  attempt: number,
+  last: boolean,
+): Promise<AttemptOutcome> {
+  const delivery: Delivery = { url, body, deliveryId: options.deliveryId, options, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+  const outcome = await (options.throttle ? options.throttle(() => attemptDelivery(delivery)) : attemptDelivery(delivery));
+  if (outcome.kind !== 'delivered') logFailedAttempt(delivery, attempt, outcome, !last && outcome.kind === 'retry');
+  return outcome;
+}
+
+/** The wait before the next attempt: the receiver's Retry-After, else the backoff. */
+export function retryDelayMs(outcome: AttemptOutcome, attempt: number, baseDelayMs = DEFAULT_BASE_DELAY_MS): number {
+  return (outcome.kind === 'retry' ? outcome.retryAfterMs : undefined) ?? backoffMs(attempt, baseDelayMs);
+}
+
+/** Attempts in all by default, the first included. */
+export const WEBHOOK_ATTEMPTS = DEFAULT_ATTEMPTS;
+
+function logFailedAttempt(delivery: Delivery, attempt: number, outcome: Exclude<AttemptOutcome, { kind: 'delivered' }>, retrying: boolean): void {
+  delivery.options.logger?.warn(
+    { deliveryId: delivery.deliveryId, event: delivery.options.event, host: delivery.url.host, attempt, status: outcome.status, error: outcome.error, retrying },
+    'Webhook delivery attempt failed',
+  );
 }
 
 async function attemptDelivery(delivery: Delivery): Promise<AttemptOutcome> {

@@ -68,6 +68,8 @@ export interface AudioRequest extends SpeakRequest {
   loudness?: number;
   /** Publish under this name rather than a fresh one (a queued job's id). */
   name?: string;
+  /** Runs before the files are published; a throw publishes nothing (see publishFiles). */
+  beforePublish?: () => Promise<void>;
 }
 
 export interface AudioResult {
@@ -199,6 +201,7 @@ export class Synthesizer {
           ]
         : [],
       request.name,
+      request.beforePublish,
     );
     const { duration, words } = published.produced;
     const [vtt, srt] = published.companions;

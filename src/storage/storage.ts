@@ -85,6 +85,8 @@ export async function publishFiles<T>(
   produce: (path: string) => Promise<T>,
   companions: ReadonlyArray<Companion<T>> = [],
   name: string = storage.newName(),
+  /** Runs once every file is written, before any is published: a throw publishes nothing (a worker that lost its job). */
+  beforeCommit?: () => Promise<void>,
 ): Promise<Publication<T>> {
   assertFileName(name);
   const pending = await storage.pending(main.kind, name, main.extension).catch(storageFailed);
@@ -96,6 +98,7 @@ export async function publishFiles<T>(
       extras.push(extra);
       await extra.write(companion.content(produced)).catch(storageFailed);
     }
+    await beforeCommit?.();
     const published: StoredFile[] = [];
     try {
       for (const extra of extras) published.push(await extra.commit());

@@ -43,6 +43,8 @@ export interface VideoRequest {
   onWarning?: (message: string, cause: unknown) => void;
   /** The sentence cache's partition the narration reads and fills (SpeakRequest.cachePartition). */
   cachePartition?: string;
+  /** Runs before the files are published; a throw publishes nothing (see publishFiles). */
+  beforePublish?: () => Promise<void>;
 }
 
 export interface VideoResult {
@@ -117,6 +119,7 @@ export class VideoMaker {
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
       request.name,
+      request.beforePublish,
     );
     onProgress?.(1);
     const [vtt] = published.companions;

@@ -178,6 +178,25 @@ describe('jobs queued in Redis', () => {
     expect((await api.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ workers: 0 });
   }, 60_000);
 
+  it('a run that loses its lock (as in a Redis stall) publishes and records nothing; the job runs again and succeeds once', async () => {
+    await startWorker();
+    const id = await submit('/tts-video', { text: 'A video whose first run loses its lock. '.repeat(12), voice: VOICE, resolution: '720p' });
+    while ((await status(id)).state !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
+    // Another token takes the lock for 3 s, as a worker that took the job over after a stall would.
+    const { Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    try {
+      await client.set(`bull:voxreel:${id}:lock`, 'another-worker', 'PX', 3000);
+    } finally {
+      client.disconnect();
+    }
+    const finished = await settle(id);
+    expect(finished.state).toBe('succeeded');
+    expect(logged.some((entry) => entry.job === id && /lost the job's lock/.test(entry.msg))).toBe(true);
+    // The abandoned run recorded no outcome: exactly one run finished.
+    expect(logged.filter((entry) => entry.msg === 'job finished' && entry.job === id && entry.outcome === 'success')).toHaveLength(1);
+  }, 90_000);
+
   it('webhooks fire from the worker with the finished job, signed, and for a job cancelled before it ran', async () => {
     const before = hooks.received.length;
     const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Never run.', voice: VOICE, webhook_url: hooks.url } });

@@ -9,6 +9,7 @@ import { jobPipeline } from '../../jobs/pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { RedisJobQueue } from '../../jobs/redis/queue.js';
 import type { SharedQueueSource } from '../../jobs/metrics.js';
+import { DeliveryAttempts, DiskOutbox } from '../../jobs/webhook-outbox.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,7 +27,11 @@ declare module 'fastify' {
 async function queuePlugin(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   const shared = config.redisUrl ? await connectShared(config.redisUrl, app.log) : undefined;
   const redis = shared?.redis;
-  const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, app.log);
+  // Webhooks promised here: in Redis for the workers to deliver, or on disk, resumed by the next process.
+  const attempts = new DeliveryAttempts(config.webhooks, app.log);
+  const outbox = shared ? await shared.openOutbox(config, attempts) : new DiskOutbox(config.webhooks.outboxDir, attempts, app.log);
+  if (outbox instanceof DiskOutbox) await outbox.open();
+  const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, outbox, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
   const sharedQueue = shared && (await shared.openQueue({ config, log: app.log, followUp, quota: app.quota }));
   if (sharedQueue) app.metrics.watchSharedQueue(sharedQueue);
@@ -60,6 +65,9 @@ async function connectShared(url: string, log: FastifyInstance['log']) {
   return {
     redis,
     openQueue: async (options: Omit<Parameters<typeof RedisJobQueue.open>[0], 'redis'>) => (await import('../../jobs/redis/queue.js')).RedisJobQueue.open({ ...options, redis }),
+    // This process only adds deliveries: the workers make them.
+    openOutbox: async (config: Config, attempts: DeliveryAttempts) =>
+      (await import('../../jobs/redis/webhook-outbox.js')).RedisOutbox.open({ ...config, redisUrl: url }, { attempts, logger: log, deliver: false }),
     close: () => closeRedis(redis),
   };
 }

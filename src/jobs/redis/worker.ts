@@ -30,6 +30,13 @@ function isInfrastructureFailure(error: AppError, thrown: unknown): boolean {
   return !isAppError(thrown) && typeof code === 'string' && NETWORK_ERRORS.has(code);
 }
 
+/** A run's fence failed: this worker no longer holds the job's lock. */
+class LockLost extends Error {
+  constructor() {
+    super('this worker no longer holds the job\'s lock');
+  }
+}
+
 /**
  * A job's lock lasts this long and is renewed at half of it: a worker killed mid-job loses its jobs to another
  * worker within about this (BullMQ's stalled-job check), not the default 30 s.
@@ -49,6 +56,10 @@ export class RedisJobWorker {
   private readonly id = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private heartbeat: NodeJS.Timeout | undefined;
   private runningJobs = 0;
+  /** Each running job's stop, by id: a lost lock stops it. */
+  private readonly runs = new Map<string, AbortController>();
+  /** Jobs whose lock this worker lost while running them. */
+  private readonly lost = new Set<string>();
 
   private constructor(
     private readonly config: Config,
@@ -74,7 +85,8 @@ export class RedisJobWorker {
       concurrency: config.concurrency,
       lockDuration: LOCK_MS,
       stalledInterval: LOCK_MS / 2,
-      maxStalledCount: 1,
+      // Taken over twice at most: a Redis stall that costs a run its lock leaves the job a takeover for a real death.
+      maxStalledCount: 2,
       autorun: false,
     });
     worker.on('error', (err) => options.log.error({ err }, 'Redis worker error'));
@@ -82,6 +94,8 @@ export class RedisJobWorker {
       options.log.error({ err, job: job?.id }, 'job failed in its worker');
       void started.self?.failedForGood(job).catch((error: unknown) => options.log.error({ err: error, job: job?.id }, 'reporting a failed job failed'));
     });
+    // Its lock lost (a stall longer than LOCK_MS): another worker may run the job now, so this run stops and publishes nothing.
+    worker.on('lockRenewalFailed', (ids) => started.self?.lockLost(ids));
     const subscriber = connectQueueRedis(url, options.log);
     const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber], options.observer);
     started.self = self;
@@ -96,6 +110,26 @@ export class RedisJobWorker {
   /** Jobs running here now (metrics). */
   get running(): number {
     return this.runningJobs;
+  }
+
+  private lockLost(ids: string[]): void {
+    for (const id of ids) {
+      this.lost.add(id);
+      this.runs.get(id)?.abort(cancelReason('SHUTTING_DOWN'));
+    }
+  }
+
+  /**
+   * The fence of a run: throws LockLost unless this worker still holds the job's lock (renewing it). Checked before
+   * the files are published, before the published outcome is recorded, and before the job's follow-up.
+   */
+  private async fence(job: Job<QueuedJobData, JobResult>, token: string | undefined): Promise<void> {
+    if (token === undefined) return;
+    const held = this.lost.has(job.id as string) ? 0 : await job.extendLock(token, LOCK_MS).catch(() => 0);
+    if (held !== 1) {
+      this.lost.add(job.id as string);
+      throw new LockLost();
+    }
   }
 
   /** Tells the API processes this worker is alive (their ETAs and /readyz), every WORKER_BEAT_MS until it closes. */
@@ -114,6 +148,7 @@ export class RedisJobWorker {
     if (data.deadlineAt === undefined) await job.updateData({ ...data, deadlineAt });
     this.log.info({ job: job.id, operation: data.spec.operation, attempt: job.attemptsMade + 1, stalled: job.stalledCounter }, 'job started');
     const stop = new AbortController();
+    this.runs.set(job.id as string, stop);
     const onCancel = () => stop.abort(cancelReason('JOB_CANCELLED'));
     if (cancelled?.aborted) onCancel();
     cancelled?.addEventListener('abort', onCancel, { once: true });
@@ -131,12 +166,14 @@ export class RedisJobWorker {
           signal,
           tenant: data.clientId,
           name: job.id,
+          beforePublish: () => this.fence(job, token),
           onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
           onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
         }),
       );
       result = { ok: true, outcome };
     } catch (thrown) {
+      if (this.lost.has(job.id as string)) return this.abandon(job);
       const error = isAppError(thrown) ? thrown : new AppError('INTERNAL_ERROR', { cause: thrown });
       if (error.code === 'SHUTTING_DOWN' && token) {
         // This worker is stopping, not the job failing: back to the queue for another, no attempt counted.
@@ -152,11 +189,26 @@ export class RedisJobWorker {
       result = { ok: false, error: jobError(error) };
     } finally {
       this.runningJobs -= 1;
+      this.runs.delete(job.id as string);
       cancelled?.removeEventListener('abort', onCancel);
     }
     // Outside the render's try: if this fails, BullMQ runs the job again and the first line above answers.
-    if (result.ok) await job.updateData({ ...data, deadlineAt, published: result.outcome });
+    try {
+      await this.fence(job, token);
+      if (result.ok) await job.updateData({ ...data, deadlineAt, published: result.outcome });
+      await this.fence(job, token);
+    } catch (thrown) {
+      if (thrown instanceof LockLost) return this.abandon(job);
+      throw thrown;
+    }
     return this.finish(job, result);
+  }
+
+  /** A run that lost its lock: it leaves the job, unrecorded, to the worker that holds it now (BullMQ is told it moved). */
+  private abandon(job: Job<QueuedJobData, JobResult>): never {
+    this.lost.delete(job.id as string);
+    this.log.warn({ job: job.id }, 'lost the job\'s lock (Redis stalled or this worker was too slow): this run publishes and records nothing');
+    throw new WaitingError();
   }
 
   /** What follows every job that ends here: the cache, the webhook; then its result goes to BullMQ. */
