@@ -32,6 +32,7 @@ export const ErrorTable = {
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry in a moment.' },
   JOB_TIMEOUT: { status: 504, message: 'The job took too long and was stopped.' },
   STORAGE_FAILED: { status: 507, message: 'The output could not be stored.' },
+  STORAGE_UNAVAILABLE: { status: 503, message: 'The file storage does not answer; retry later.' },
   STORAGE_FULL: { status: 507, message: 'The server is low on disk space and takes no uploads now; retry later.' },
   ASSET_QUOTA_EXCEEDED: { status: 507, message: 'Your assets would pass the bytes kept per client (ASSET_QUOTA_MB); delete some or wait until they expire.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -1,5 +1,6 @@
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
+import { isAppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
 import { roundSeconds, ttsCost, videoCost } from './pricing.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
@@ -100,7 +101,7 @@ export class JobExecutor {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
     const { background, music } = await this.videoInputs(request, options.tenant);
-    const result = await this.deps.maker.make({
+    const made = this.deps.maker.make({
       ...job,
       voice: resolved,
       background,
@@ -113,6 +114,11 @@ export class JobExecutor {
       beforePublish: options.beforePublish,
       onProgress: options.onProgress,
       onWarning: options.onWarning,
+    });
+    const result = await made.catch(async (error: unknown) => {
+      // An asset deleted (or expired past its grace) while the video was made fails ffmpeg: say which, not that ffmpeg failed.
+      if (isAppError(error) && error.code === 'MEDIA_FAILED') await this.videoInputs(request, options.tenant);
+      throw error;
     });
     const body: TtsVideoResponse = {
       status: 'success',

@@ -34,7 +34,7 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
   await untilReachable(redis, config.redisUrl);
   const outbox = RedisOutbox.open(config, { attempts: new DeliveryAttempts(config.webhooks, log), logger: log, deliver: true });
   const pipeline = jobPipeline(config, services, redis, metrics, outbox, log);
-  const worker = await RedisJobWorker.start({ config, pipeline, redis, log, observer: metrics });
+  const worker = await RedisJobWorker.start({ config, pipeline, redis, log, observer: metrics, storage: services.storage });
   running.worker = worker;
   let closing = false;
   const ready = async () => !closing && (await answersPing(redis));

@@ -200,8 +200,7 @@ export class Synthesizer {
             { kind: 'captions', extension: 'srt', content: ({ cues }) => srtFile(cues ?? []) },
           ]
         : [],
-      request.name,
-      request.beforePublish,
+      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
     );
     const { duration, words } = published.produced;
     const [vtt, srt] = published.companions;

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config, StorageConfig } from '../config.js';
+import { AppError, abortError } from '../errors.js';
 import { contentTypeOf } from './content-types.js';
 import { FILE_KINDS, randomName, type FileKind, type PendingFile, type Storage } from './storage.js';
 import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
@@ -26,6 +27,8 @@ export interface S3StorageOptions extends S3Config {
   publicUrl: string;
   /** Where files are written before they are uploaded: scratch space, on a disk with room for the largest output. */
   tempDir: string;
+  /** How long an upload keeps trying while the server is out of reach (default 120 s; a job's deadline ends it sooner). */
+  patienceMs?: number;
 }
 
 /** Readiness asks the bucket at most this often (probes come every few seconds, from several places). */
@@ -34,8 +37,13 @@ const WRITABLE_TIMEOUT_MS = 3_000;
 /** DeleteObjects takes at most this many keys. */
 const DELETE_BATCH = 1_000;
 /** Uploads are streamed from disk, which the SDK never retries (it cannot rewind a stream): we do, from the file. */
-const UPLOAD_ATTEMPTS = 3;
+/** An upload that finds the server out of reach tries again, the waits doubling from this up to UPLOAD_RETRY_MAX_MS... */
 const UPLOAD_RETRY_MS = 200;
+const UPLOAD_RETRY_MAX_MS = 5_000;
+/** ...for this long at most, or until the job's deadline: an outage shorter than both costs a wait, not the job. */
+const UPLOAD_PATIENCE_MS = 120_000;
+/** Retry-After given while the bucket is out of reach. */
+const UNAVAILABLE_RETRY_SECONDS = 10;
 /** Names are random (or a job's own, re-rendered the same), so a cached copy is always right: as local files. */
 const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
@@ -47,6 +55,12 @@ const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export class S3Storage implements Storage {
   readonly client: S3Client;
   private readiness?: { at: number; result: Promise<boolean> };
+  /** Since when the bucket has been out of reach (an upload found it so), until an operation reaches it again. */
+  private downSince: number | undefined;
+
+  get unavailable(): boolean {
+    return this.downSince !== undefined;
+  }
 
   constructor(readonly options: S3StorageOptions) {
     this.client = new S3Client({
@@ -73,7 +87,7 @@ export class S3Storage implements Storage {
     const key = `${kind}/${name}.${extension}`;
     await mkdir(this.options.tempDir, { recursive: true });
     const tempPath = path.join(this.options.tempDir, tempFileName(kind, name, extension));
-    return pendingFile(tempPath, async () => ({ key, bytes: await this.put(key, tempPath), url: await this.urlOf(key) }));
+    return pendingFile(tempPath, async (signal) => ({ key, bytes: await this.put(key, tempPath, signal), url: await this.urlOf(key) }));
   }
 
   async urlOf(key: string): Promise<string> {
@@ -127,7 +141,16 @@ export class S3Storage implements Storage {
     const now = Date.now();
     if (this.readiness === undefined || now - this.readiness.at > WRITABLE_CACHE_MS) {
       const asked = this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }), { abortSignal: AbortSignal.timeout(WRITABLE_TIMEOUT_MS) });
-      this.readiness = { at: now, result: asked.then(() => true, () => false) };
+      this.readiness = {
+        at: now,
+        result: asked.then(
+          () => {
+            this.downSince = undefined;
+            return true;
+          },
+          () => false,
+        ),
+      };
     }
     return this.readiness.result;
   }
@@ -136,9 +159,14 @@ export class S3Storage implements Storage {
     return `${this.options.prefix}${key}`;
   }
 
-  /** Sends the file with one PUT (atomic: the object is all there or absent), retried with a fresh read; returns its size. */
-  private async put(key: string, file: string): Promise<number> {
+  /**
+   * Sends the file with one PUT (atomic: the object is all there or absent); returns its size. While the server is
+   * out of reach (no answer, 429, 5xx) it is sent again with a fresh read, the waits doubling up to 5 s, until
+   * UPLOAD_PATIENCE_MS or `signal` (the job's deadline) ends the wait: then STORAGE_UNAVAILABLE (503, Retry-After).
+   */
+  private async put(key: string, file: string, signal?: AbortSignal): Promise<number> {
     const { size } = await stat(file);
+    const giveUpAt = Date.now() + (this.options.patienceMs ?? UPLOAD_PATIENCE_MS);
     const cacheControl = this.options.presignSeconds > 0 ? `private, max-age=${this.options.presignSeconds}` : PUBLIC_CACHE_CONTROL;
     for (let attempt = 1; ; attempt += 1) {
       const command = new PutObjectCommand({
@@ -150,11 +178,20 @@ export class S3Storage implements Storage {
         CacheControl: cacheControl,
       });
       try {
-        await this.client.send(command);
+        await this.client.send(command, { abortSignal: signal });
+        this.downSince = undefined;
         return size;
       } catch (error) {
-        if (attempt >= UPLOAD_ATTEMPTS || !isTransient(error)) throw error;
-        await delay(UPLOAD_RETRY_MS * 2 ** (attempt - 1));
+        if (signal?.aborted) throw abortError(signal.reason);
+        if (!isTransient(error)) throw error;
+        this.downSince ??= Date.now();
+        const wait = Math.min(UPLOAD_RETRY_MAX_MS, UPLOAD_RETRY_MS * 2 ** (attempt - 1));
+        if (Date.now() + wait > giveUpAt) {
+          throw new AppError('STORAGE_UNAVAILABLE', { message: 'The file storage (S3) does not answer; retry later.', retryAfter: UNAVAILABLE_RETRY_SECONDS, cause: error });
+        }
+        await delay(wait, undefined, { signal }).catch(() => {
+          throw abortError(signal?.reason);
+        });
       }
     }
   }

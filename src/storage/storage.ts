@@ -18,7 +18,8 @@ export interface PendingFile {
   readonly path: string;
   /** Writes `content` as the whole file. */
   write(content: string): Promise<void>;
-  commit(): Promise<StoredFile>;
+  /** Publishes the file; `signal` ends a wait for storage that is out of reach (the job's deadline). */
+  commit(signal?: AbortSignal): Promise<StoredFile>;
   discard(): Promise<void>;
 }
 
@@ -41,6 +42,18 @@ export interface Storage {
   writable(): Promise<boolean>;
   /** The local folder files are written to, where there is one (its free space is watched). */
   readonly localDir?: string;
+  /** True while storage is known to be out of reach (its last operation found it so): new work waits or is refused 503. */
+  readonly unavailable?: boolean;
+}
+
+/** Options of `publishFiles`. */
+export interface PublishOptions {
+  /** Publish under this name rather than a fresh one (a queued job's id). */
+  name?: string;
+  /** Runs once every file is written, before any is published: a throw publishes nothing (a worker that lost its job). */
+  beforeCommit?: () => Promise<void>;
+  /** The job's: ends a wait for storage out of reach. */
+  signal?: AbortSignal;
 }
 
 /** 128 random bits, URL-safe: a name no one can guess, for any backend. */
@@ -48,8 +61,9 @@ export function randomName(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** Storage could not take a file: the API's STORAGE_FAILED, whatever the backend's error. */
+/** Storage could not take a file: the API's STORAGE_FAILED, whatever the backend's error (its own AppErrors, STORAGE_UNAVAILABLE among them, pass through). */
 export function storageFailed(cause: unknown): never {
+  if (cause instanceof AppError) throw cause;
   throw new AppError('STORAGE_FAILED', { cause });
 }
 
@@ -84,10 +98,9 @@ export async function publishFiles<T>(
   main: FileSpec,
   produce: (path: string) => Promise<T>,
   companions: ReadonlyArray<Companion<T>> = [],
-  name: string = storage.newName(),
-  /** Runs once every file is written, before any is published: a throw publishes nothing (a worker that lost its job). */
-  beforeCommit?: () => Promise<void>,
+  options: PublishOptions = {},
 ): Promise<Publication<T>> {
+  const { name = storage.newName(), beforeCommit, signal } = options;
   assertFileName(name);
   const pending = await storage.pending(main.kind, name, main.extension).catch(storageFailed);
   const extras: PendingFile[] = [];
@@ -101,11 +114,11 @@ export async function publishFiles<T>(
     await beforeCommit?.();
     const published: StoredFile[] = [];
     try {
-      for (const extra of extras) published.push(await extra.commit());
-      return { file: await pending.commit(), companions: published, produced };
+      for (const extra of extras) published.push(await extra.commit(signal));
+      return { file: await pending.commit(signal), companions: published, produced };
     } catch (cause) {
       await Promise.all(published.map((file) => storage.delete(file.key).catch(() => undefined)));
-      throw new AppError('STORAGE_FAILED', { cause });
+      storageFailed(cause);
     }
   } catch (error) {
     await Promise.all([pending, ...extras].map((file) => file.discard()));

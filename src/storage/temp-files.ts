@@ -15,16 +15,16 @@ export function tempFileName(kind: FileKind, name: string, extension: string): s
  * A file written at `tempPath` that `publish` takes to its place. Once committed or discarded the temporary file is
  * gone, whether publishing worked or not (a leftover would only be found by the next day's sweep).
  */
-export function pendingFile(tempPath: string, publish: () => Promise<StoredFile>): PendingFile {
+export function pendingFile(tempPath: string, publish: (signal?: AbortSignal) => Promise<StoredFile>): PendingFile {
   let settled = false;
   const remove = () => rm(tempPath, { force: true });
   return {
     path: tempPath,
     write: (content) => writeFile(tempPath, content),
-    commit: async () => {
+    commit: async (signal) => {
       settled = true;
       try {
-        return await publish();
+        return await publish(signal);
       } finally {
         // The file is published (or not) already: failing to tidy up must not turn that into an error.
         await remove().catch(() => undefined);

@@ -118,8 +118,7 @@ export class VideoMaker {
         return info.duration;
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
-      request.name,
-      request.beforePublish,
+      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
     );
     onProgress?.(1);
     const [vtt] = published.companions;

@@ -1,5 +1,6 @@
 // Issue 22, between tenants: what one API key uploads, caches or queues is invisible to another, and one key's
 // uploads, jobs and webhooks cannot crowd out another's. Two keys against each other on the real app.
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
@@ -109,6 +110,19 @@ describe('assets belong to the key that uploaded them', () => {
     } finally {
       await capped.close();
     }
+  });
+
+  it('an asset deleted while its video is made: 422 UNKNOWN_ASSET naming the field, not 502 MEDIA_FAILED', async () => {
+    const image = await stored(t, 'a', 'picture.png');
+    const tenant = `key:${createHash('sha256').update(KEYS.a).digest('hex').slice(0, 16)}`;
+    const text = Array.from({ length: 20 }, (_, index) => `Sentence number ${index + 1}.`).join(' ');
+    const spec = { operation: 'tts-video', request: { text, voice: 'espeak-ng:en-us', resolution: '720p', background: { image: image.id } } } as const;
+    let deleting: Promise<{ statusCode: number }> | undefined;
+    // Deleted as soon as the narration is under way: the render that follows finds its background gone.
+    const onProgress = () => void (deleting ??= t.app.inject({ method: 'DELETE', url: `/assets/${image.id}`, headers: auth('a') }));
+    const made = t.app.executor.execute(spec, { tenant, signal: new AbortController().signal, onProgress });
+    await expect(made).rejects.toMatchObject({ code: 'UNKNOWN_ASSET', field: 'background.image', statusCode: 422 });
+    expect((await deleting)?.statusCode).toBe(204);
   });
 
   it('an upload that takes more CPU time to check than ASSET_CHECK_CPU_SECONDS is refused, 413, with no file left', async () => {

@@ -257,6 +257,18 @@ describe('when Redis goes away', () => {
         // 5 s at most by design (queue 3 s, the rate limit's and the cache's Redis 1 s each), and a margin for a busy machine.
         expect(Date.now() - started, `${method} ${url}`).toBeLessThan(6_500);
       }
+      // The routes that need Redis only in part answer too, within the same bound: /readyz says why it is not ready.
+      for (const [url, status] of [
+        ['/readyz', 503],
+        ['/metrics', 200],
+        ['/voices', 200],
+        ['/healthz', 200],
+      ] as const) {
+        const started = Date.now();
+        const response = await api.app.inject({ method: 'GET', url });
+        expect(response.statusCode, `${url}: ${response.body.slice(0, 200)}`).toBe(status);
+        expect(Date.now() - started, url).toBeLessThan(6_500);
+      }
       redis.resume();
       const after = await api.app.inject({ method: 'GET', url: location });
       expect(after.statusCode, after.body).toBe(200);
@@ -327,4 +339,59 @@ describe('per-client job quota with several API instances', () => {
       await Promise.all([one.close(), two.close()]);
     }
   }, 30_000);
+
+  it('counts an address\'s refused API keys across instances (AUTH_FAILURE_LIMIT)', async () => {
+    const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', API_KEYS: 'good-key', AUTH_FAILURE_LIMIT: '3', QUEUE_NAME: 'auth-shared' };
+    const [one, two] = await Promise.all([buildTestApp(env), buildTestApp(env)]);
+    try {
+      const voices = (app: TestApp, key: string, address = '203.0.113.9') =>
+        app.app.inject({ method: 'GET', url: '/voices?language=fr', headers: { authorization: `Bearer ${key}` }, remoteAddress: address });
+      expect((await voices(one, 'guess-1')).statusCode).toBe(401);
+      expect((await voices(two, 'guess-2')).statusCode).toBe(401);
+      expect((await voices(one, 'guess-3')).statusCode).toBe(401);
+      // Three refused through two instances: the right key is refused too now, on either.
+      for (const app of [one, two]) {
+        const limited = await voices(app, 'good-key');
+        expect(limited.statusCode).toBe(429);
+        expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect((await voices(two, 'good-key', '203.0.113.10')).statusCode).toBe(200);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('holds a client to one share however many instances it reaches, and admits exactly QUEUE_LENGTH jobs when many arrive at once', async () => {
+    const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', CLIENT_MAX_JOBS: '2', QUEUE_NAME: 'shared-share', CACHE_MAX_ENTRIES: '0' };
+    const [one, two] = await Promise.all([buildTestApp(env), buildTestApp(env)]);
+    try {
+      const post = (app: TestApp, text: string, address = '10.0.0.1') =>
+        app.app.inject({ method: 'POST', url: '/tts', payload: { text, voice: VOICE, async: true }, remoteAddress: address });
+      expect((await post(one, 'First, through one.')).statusCode).toBe(202);
+      expect((await post(two, 'Second, through two.')).statusCode).toBe(202);
+      // Per process this would be a third job on instance two, or on one: shared, it is the client's third.
+      for (const app of [one, two]) {
+        const refused = await post(app, 'A third.');
+        expect(refused.statusCode, refused.body).toBe(429);
+        expect(refused.json().error.code).toBe('RATE_LIMITED');
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+
+    const crowd = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', QUEUE_LENGTH: '3', CLIENT_MAX_JOBS: '0', QUEUE_NAME: 'atomic-room', CACHE_MAX_ENTRIES: '0' };
+    const [three, four] = await Promise.all([buildTestApp(crowd), buildTestApp(crowd)]);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, index) =>
+          (index % 2 ? three : four).app.inject({ method: 'POST', url: '/tts', payload: { text: `Crowd ${index}.`, voice: VOICE, async: true } }),
+        ),
+      );
+      const codes = answers.map((answer) => answer.statusCode);
+      expect(codes.filter((code) => code === 202)).toHaveLength(3);
+      expect(codes.filter((code) => code === 503)).toHaveLength(9);
+    } finally {
+      await Promise.all([three.close(), four.close()]);
+    }
+  }, 60_000);
 });

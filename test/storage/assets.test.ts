@@ -28,6 +28,21 @@ async function assetFiles(): Promise<string[]> {
   return (await t.listFiles()).filter((name) => name.startsWith(`.assets${path.sep}`));
 }
 
+/** POSTs `body` to /assets chunked (no Content-Length); settles when the connection is gone, with the answer's status and Connection. */
+function postStreamed(port: number, boundary: string, body: Readable): Promise<{ status: number; connection: unknown }> {
+  return new Promise((resolve) => {
+    let answered = { status: 0, connection: undefined as unknown };
+    const request = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/assets', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    request.on('response', (response) => {
+      response.resume();
+      answered = { status: response.statusCode ?? 0, connection: response.headers.connection };
+    });
+    request.on('error', () => undefined); // EPIPE or ECONNRESET: the server stopped reading, as it should
+    request.on('close', () => resolve(answered));
+    body.pipe(request);
+  });
+}
+
 /** A PNG chunk with its CRC (PNG §5.3). */
 function pngChunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4);
@@ -196,19 +211,33 @@ describe('POST /assets', () => {
       })(),
     );
     // Settled when the connection is gone: a server that went on reading would have taken all of it by then.
-    const answer = await new Promise<{ status: number; connection: unknown }>((resolve) => {
-      let answered = { status: 0, connection: undefined as unknown };
-      const request = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/assets', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
-      request.on('response', (response) => {
-        response.resume();
-        answered = { status: response.statusCode ?? 0, connection: response.headers.connection };
-      });
-      request.on('error', () => undefined); // EPIPE or ECONNRESET: the server stopped reading, as it should
-      request.on('close', () => resolve(answered));
-      body.pipe(request);
-    });
+    const answer = await postStreamed(port, boundary, body);
     expect(answer).toEqual({ status: 413, connection: 'close' });
     // The server answered at the limit; what it did not read is what the client could not send.
+    expect(pulled).toBeLessThan(total / 2);
+    expect(await assetFiles()).toEqual(before);
+  });
+
+  it('cuts a chunked upload whose bytes outside the file part pass the limit (a preamble), 413, reading no more', async () => {
+    const before = await assetFiles();
+    if (!t.app.server.listening) await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    const boundary = 'voxreel-preamble';
+    const total = 64 * MAX_BYTES;
+    let pulled = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const body = Readable.from(
+      (function* () {
+        // RFC 2046 lets a body start with a preamble the parser skips: here, far more of it than any upload may be.
+        while (pulled < total) {
+          pulled += chunk.length;
+          yield chunk;
+        }
+        yield Buffer.from(`\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="x.png"\r\n\r\nnever reached\r\n--${boundary}--\r\n`);
+      })(),
+    );
+    const answer = await postStreamed(port, boundary, body);
+    expect(answer).toEqual({ status: 413, connection: 'close' });
     expect(pulled).toBeLessThan(total / 2);
     expect(await assetFiles()).toEqual(before);
   });

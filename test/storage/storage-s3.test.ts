@@ -62,7 +62,7 @@ function publishAudio(storage: Storage, name?: string) {
       return 'Hello there';
     },
     captions,
-    name,
+    { name },
   );
 }
 
@@ -70,8 +70,9 @@ function publishAudio(storage: Storage, name?: string) {
 async function flakyProxy(target: string, failures: number) {
   let left = failures;
   let refused = 0;
+  let down = false;
   const server: Server = createServer((incoming, outgoing) => {
-    if (incoming.method === 'PUT' && left > 0) {
+    if (down || (incoming.method === 'PUT' && left > 0)) {
       left -= 1;
       refused += 1;
       incoming.resume();
@@ -92,6 +93,10 @@ async function flakyProxy(target: string, failures: number) {
     endpoint: `http://127.0.0.1:${port}`,
     refuse: (count: number) => {
       left = count;
+    },
+    /** Every request answered 503 (an outage), or forwarded again. */
+    down: (isDown: boolean) => {
+      down = isDown;
     },
     refusedPuts: () => refused,
     close: async () => {
@@ -148,7 +153,7 @@ describe('S3Storage', () => {
     const storage = s3Storage();
     const first = await publishAudio(storage, 'job-42');
     expect(first.file.key).toBe('audio/job-42.mp3');
-    const again = await publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (file) => writeFile(file, 'second run'), [], 'job-42');
+    const again = await publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (file) => writeFile(file, 'second run'), [], { name: 'job-42' });
     expect(await (await fetch(again.file.url)).text()).toBe('second run');
     await expect(publishAudio(storage, '../escape')).rejects.toThrow(/Not a file name/);
   });
@@ -165,7 +170,7 @@ describe('S3Storage', () => {
         throw failure;
       },
       captions,
-      name,
+      { name },
     );
     await expect(publishing).rejects.toBe(failure);
     expect((await keysUnder(storage, PREFIX)).filter((key) => key.includes(name))).toEqual([]);
@@ -227,21 +232,32 @@ describe('S3Storage', () => {
     expect(await keysUnder(storage, 'sweep/audio/')).toEqual([]);
   });
 
-  it('sends an upload again when the server fails it, and gives up after a few tries', async () => {
+  it('sends an upload again while the server fails it; past its patience, STORAGE_UNAVAILABLE and nothing left; known down until it answers', async () => {
     const proxy = await flakyProxy(s3.endpoint, 1);
     try {
-      const storage = s3Storage({ endpoint: proxy.endpoint, publicUrl: `${proxy.endpoint}/${s3.bucket}` });
+      const storage = s3Storage({ endpoint: proxy.endpoint, publicUrl: `${proxy.endpoint}/${s3.bucket}`, patienceMs: 1500 });
       const { file } = await publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (output) => writeFile(output, AUDIO));
       expect(proxy.refusedPuts()).toBe(1);
       expect(Buffer.from(await (await fetch(file.url)).arrayBuffer())).toEqual(AUDIO);
+      expect(storage.unavailable).toBe(false);
 
       proxy.refuse(Infinity);
       const name = storage.newName();
-      const publishing = publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (output) => writeFile(output, AUDIO), [], name);
-      await expect(publishing).rejects.toMatchObject({ code: 'STORAGE_FAILED' });
-      expect(proxy.refusedPuts()).toBe(1 + 3);
+      const publishing = publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (output) => writeFile(output, AUDIO), [], { name });
+      await expect(publishing).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE', statusCode: 503, retryAfter: 10 });
+      expect(proxy.refusedPuts()).toBeGreaterThan(1 + 3);
+      expect(storage.unavailable).toBe(true);
       expect(await storage.exists(`audio/${name}.mp3`)).toBe(false);
       expect(await tempFiles(storage)).toEqual([]);
+
+      // A deadline ends the wait sooner, as the job's own.
+      const started = Date.now();
+      const cut = publishFiles(storage, { kind: 'audio', extension: 'mp3' }, (output) => writeFile(output, AUDIO), [], { signal: AbortSignal.timeout(300) });
+      await expect(cut).rejects.toBeTruthy();
+      expect(Date.now() - started).toBeLessThan(1200);
+      proxy.refuse(0);
+      expect(await storage.writable()).toBe(true);
+      expect(storage.unavailable).toBe(false);
     } finally {
       await proxy.close();
     }
@@ -284,6 +300,32 @@ describe('the service on S3 storage', () => {
       await t.close();
     }
   });
+
+  it('rides out an S3 outage inside the job: the request waits, new ones are refused 503 STORAGE_UNAVAILABLE meanwhile, and it succeeds once S3 is back', async () => {
+    const proxy = await flakyProxy(s3.endpoint, 0);
+    const storage = s3Storage({ prefix: 'outage/', endpoint: proxy.endpoint, publicUrl: `${proxy.endpoint}/${s3.bucket}` });
+    const t = await buildTestApp({ CACHE_MAX_ENTRIES: '0' }, { storage });
+    try {
+      proxy.down(true);
+      const waiting = t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Stored after the outage.', voice: 'espeak-ng:en-us' } });
+      await expect.poll(() => storage.unavailable, { timeout: 10_000 }).toBe(true);
+      const refused = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Not now.', voice: 'espeak-ng:en-us' } });
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.json().error.code).toBe('STORAGE_UNAVAILABLE');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      proxy.down(false);
+      const answer = await waiting;
+      expect(answer.statusCode, answer.body).toBe(200);
+      const fetched = await fetch(answer.json<TtsResponse>().url);
+      expect(fetched.status).toBe(200);
+      expect(storage.unavailable).toBe(false);
+      // Intake is open again.
+      expect((await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Now.', voice: 'espeak-ng:en-us' } })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+      await proxy.close();
+    }
+  }, 60_000);
 
   it('answers a cached request on a private bucket with freshly presigned URLs', async () => {
     const storage = s3Storage({ prefix: 'private/', presignSeconds: 600 });

@@ -62,6 +62,35 @@ export class FailedKeys {
   }
 }
 
+/** Refused keys per address, wherever they are counted: in this process, or in Redis for every instance. */
+interface RefusedKeys {
+  retryAfter(address: string): Promise<number | undefined>;
+  refused(address: string): Promise<void>;
+}
+
+/**
+ * FailedKeys in Redis, so an address cannot try N times the keys by spreading its guesses over N instances: a
+ * counter per address with the window as its expiry. Redis out of reach counts nothing, as the rate limit does.
+ */
+function sharedRefusedKeys(redis: Redis, prefix: string, limit: number, windowMs: number): RefusedKeys {
+  const key = (address: string) => `${prefix}:auth-failures:${address}`;
+  return {
+    retryAfter: async (address) => {
+      const [count, left] = await Promise.all([redis.get(key(address)), redis.pttl(key(address))]).catch(() => [null, -1] as const);
+      return Number(count) >= limit && left > 0 ? Math.ceil(left / 1000) : undefined;
+    },
+    refused: async (address) => {
+      const count = await redis.incr(key(address)).catch(() => 0);
+      if (count === 1) await redis.pexpire(key(address), windowMs).catch(() => undefined);
+    },
+  };
+}
+
+function localRefusedKeys(limit: number, windowMs: number): RefusedKeys {
+  const failed = new FailedKeys(limit, windowMs);
+  return { retryAfter: async (address) => failed.retryAfter(address), refused: async (address) => failed.refused(address) };
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
@@ -93,11 +122,17 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     });
   }
 
-  const failed = config.rateLimit.authFailures > 0 ? new FailedKeys(config.rateLimit.authFailures, config.rateLimit.windowMs) : undefined;
+  const { authFailures, windowMs } = config.rateLimit;
+  const failed =
+    authFailures <= 0
+      ? undefined
+      : options.redis
+        ? sharedRefusedKeys(options.redis, config.queueName, authFailures, windowMs)
+        : localRefusedKeys(authFailures, windowMs);
   app.decorateRequest('apiKeyId', undefined);
   app.addHook('onRequest', async (request) => {
     if (keyDigests.length === 0 || request.method === 'OPTIONS' || isPublicRoute(request)) return;
-    const retryAfter = failed?.retryAfter(request.ip);
+    const retryAfter = await failed?.retryAfter(request.ip);
     if (retryAfter !== undefined) {
       throw new AppError('RATE_LIMITED', { message: 'Too many requests with a wrong API key from this address; retry later.', retryAfter });
     }
@@ -106,7 +141,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     // Compare against every key in constant time, so timing reveals neither which key nor how much matched.
     const matched = candidate !== undefined && keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false);
     if (!matched) {
-      failed?.refused(request.ip);
+      await failed?.refused(request.ip);
       throw new AppError('UNAUTHORIZED');
     }
     request.apiKeyId = candidate.toString('hex').slice(0, 16);

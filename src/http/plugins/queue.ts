@@ -33,7 +33,7 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
   if (outbox instanceof DiskOutbox) await outbox.open();
   const { executor, results, followUp } = jobPipeline(config, app, redis, app.metrics, outbox, app.log);
   const onWarning = (message: string, err: unknown) => app.log.warn({ err }, message);
-  const sharedQueue = shared && (await shared.openQueue({ config, log: app.log, followUp, quota: app.quota }));
+  const sharedQueue = shared && (await shared.openQueue({ config, log: app.log, followUp }));
   if (sharedQueue) app.metrics.watchSharedQueue(sharedQueue);
   const queue: JobQueue =
     sharedQueue ?? new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });

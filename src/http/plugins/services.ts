@@ -66,19 +66,27 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
     });
   });
   app.addHook('onClose', async () => clearTimeout(delayed));
-  startRetention(app, () => services.storage.sweep(config.retentionMs), config.retentionMs);
-  startRetention(app, () => services.assets.sweep(), config.assets.retentionMs);
+  startRetention(app, `${config.queueName}:sweeper:files`, () => services.storage.sweep(config.retentionMs), config.retentionMs);
+  startRetention(app, `${config.queueName}:sweeper:assets`, () => services.assets.sweep(), config.assets.retentionMs);
 }
 
-/** Deletes files older than their retention period (generated files, uploaded assets), now and then; 0 keeps them. */
-function startRetention(app: FastifyInstance, sweepOld: () => Promise<number>, retentionMs: number): void {
+/**
+ * Deletes files older than their retention period (generated files, uploaded assets), now and then; 0 keeps them.
+ * With REDIS_URL the instances share the files, so one of them sweeps each time: the one that takes `lockKey`
+ * (SET NX, held for the interval), not every instance listing the whole bucket.
+ */
+function startRetention(app: FastifyInstance, lockKey: string, sweepOld: () => Promise<number>, retentionMs: number): void {
   if (retentionMs <= 0) return;
-  const sweep = () =>
-    sweepOld().then(
+  const intervalMs = Math.min(retentionMs / 4, 3_600_000);
+  const elected = async () => !app.redis || (await app.redis.set(lockKey, String(process.pid), 'PX', Math.round(intervalMs * 0.9), 'NX').catch(() => null)) === 'OK';
+  const sweep = async () => {
+    if (!(await elected())) return;
+    await sweepOld().then(
       (removed) => removed > 0 && app.log.info({ removed }, 'old files swept'),
       (err: unknown) => app.log.error({ err }, 'sweeping old files failed'),
     );
-  const timer = setInterval(sweep, Math.min(retentionMs / 4, 3_600_000));
+  };
+  const timer = setInterval(() => void sweep(), intervalMs);
   timer.unref();
   app.addHook('onReady', async () => void sweep());
   app.addHook('onClose', async () => clearInterval(timer));

@@ -26,15 +26,36 @@ function multipartError(error: unknown): AppError {
   return new AppError('BAD_REQUEST', { message: `The multipart body is malformed${detail}.`, cause: error });
 }
 
-/** The request's parts, their errors translated. */
-async function* partsOf(request: FastifyRequest): AsyncGenerator<Multipart> {
+/**
+ * The request's parts, their errors translated. The whole body is counted as it arrives, whatever it carries
+ * around the file part (a preamble, an epilogue, refused fields): a body without a length (chunked) past
+ * `maxBodyBytes` is cut there, as the file itself is at the byte limit.
+ */
+async function* partsOf(request: FastifyRequest, maxBodyBytes: number): AsyncGenerator<Multipart> {
   const parts = request.parts();
+  // The first step starts the parser, which pipes the body into itself: listening from then on reads nothing early.
+  let pending = parts.next();
+  let received = 0;
+  let cutOff: (error: AppError) => void = () => undefined;
+  const cut = new Promise<never>((_, reject) => (cutOff = reject));
+  cut.catch(() => undefined);
+  const count = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received <= maxBodyBytes) return;
+    // Past the limit outside the file part (a preamble, an epilogue): the parser gets no more, and the answer closes the connection.
+    request.raw.off('data', count);
+    request.raw.unpipe();
+    cutOff(new AppError('ASSET_TOO_LARGE', { field: FILE_FIELD, message: `The request is larger than the limit of ${maxBodyBytes} bytes.` }));
+  };
+  request.raw.on('data', count);
   for (;;) {
-    const next = await parts.next().catch((error: unknown) => {
+    pending.catch(() => undefined);
+    const next = await Promise.race([pending, cut]).catch((error: unknown) => {
       throw multipartError(error);
     });
     if (next.done) return;
     yield next.value;
+    pending = parts.next();
   }
 }
 
@@ -79,7 +100,7 @@ const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const release = app.quota.admit(owner, 0);
       let upload: Upload | undefined;
       try {
-        for await (const part of partsOf(request)) {
+        for await (const part of partsOf(request, maxBytes + MULTIPART_ALLOWANCE)) {
           if (part.type !== 'file' || part.fieldname !== FILE_FIELD || upload) {
             if (part.type === 'file') part.file.destroy();
             throw oneFile();

@@ -5,7 +5,7 @@ import { AppError, abortError, isAppError } from '../../errors.js';
 import type { JobFollowUp } from '../follow-up.js';
 import { jobTimeoutMs } from '../lifecycle.js';
 import { INITIAL_JOB_SECONDS } from '../slots.js';
-import type { ClientQuota } from '../quota.js';
+import { SharedAdmission, admissionKeys, admissionLimits, refusalError } from './admission.js';
 import { closeRedis, connectQueueRedis, within } from './connection.js';
 import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
@@ -81,8 +81,8 @@ export class RedisJobQueue implements JobQueue {
   private closed = false;
   private readonly keys: ReturnType<typeof queueKeys>;
 
-  /** Quota releases of this process's jobs, by id, called when the job finishes wherever it ran. */
-  private readonly releases = new Map<string, () => void>();
+  /** The queue's room and each client's share, counted in Redis for every instance (admission.ts). */
+  private readonly admission: SharedAdmission;
   /** Synchronous requests waiting here for their jobs: told SHUTTING_DOWN at once when this process stops. */
   private readonly waiters = new Set<(reason: AppError) => void>();
   /** Cancellations of those jobs on shutdown, awaited before the connections close. */
@@ -98,11 +98,7 @@ export class RedisJobQueue implements JobQueue {
     private readonly connection: Redis,
   ) {
     this.keys = queueKeys(config.queueName);
-    const release = ({ jobId }: { jobId: string }) => this.releaseQuota(jobId);
-    events.on('completed', release);
-    events.on('failed', release);
-    // Cancelled before it ran, perhaps through another instance.
-    events.on('removed', release);
+    this.admission = new SharedAdmission(redis, admissionKeys(config.queueName), admissionLimits(config));
   }
 
   static async open(options: RedisQueueOptions): Promise<RedisJobQueue> {
@@ -119,28 +115,26 @@ export class RedisJobQueue implements JobQueue {
 
   async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
     if (this.closed) throw new AppError('SHUTTING_DOWN');
-    const counts = await reachable(this.queue.getJobCounts('waiting', 'prioritized', 'delayed'));
-    const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
-    if (waiting >= this.config.queueLength) {
-      throw new AppError('OVERLOADED', { retryAfter: await this.etaSeconds(spec.operation, waiting) });
-    }
-    // Per-client shares are kept by the process the client came to (docs/operations.md, Scaling out).
-    const release = this.options.quota?.admit(options.client.id, options.client.characters);
     const id = newJobId();
     const timeoutMs = jobTimeoutMs(this.config, spec.operation);
+    const { client } = options;
+    // The queue's room and the client's share in one atomic step, for every instance at once.
+    const refusal = await reachable(this.admission.admit(id, client.id, client.characters, admissionHoldMs(timeoutMs)));
+    if (refusal) {
+      const waiting = refusal.kind === 'queue-full' ? refusal.waiting : 0;
+      throw refusalError(refusal, admissionLimits(this.config), refusal.kind === 'queue-full' ? await this.etaSeconds(spec.operation, waiting) : 1);
+    }
     // A cached answer goes as already published: the worker that takes it answers with it at once.
-    const data: QueuedJobData = { spec, clientId: options.client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };
-    if (release) this.releases.set(id, release);
-    const job = await reachable(this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) })).catch((error: unknown) => {
-      this.releaseQuota(id);
+    const data: QueuedJobData = { spec, clientId: client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };
+    try {
+      const job = await reachable(this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) }));
+      return { id, outcome: () => this.outcomeOf(job, options.detached ? undefined : client.signal) };
+    } catch (error) {
+      await this.admission.release(id, client.id).catch(() => undefined);
       throw error;
-    });
-    return { id, outcome: () => this.outcomeOf(job, options.detached ? undefined : options.client.signal) };
-  }
-
-  private releaseQuota(id: string): void {
-    this.releases.get(id)?.();
-    this.releases.delete(id);
+    } finally {
+      await this.admission.added(id).catch(() => undefined);
+    }
   }
 
   /**
@@ -247,7 +241,7 @@ export class RedisJobQueue implements JobQueue {
       );
       // A worker took it meanwhile: cancel it there (once more at most).
       if (!removed) return tries > 1 ? this.cancelJob(id, clientId, tries - 1) : this.view(id, clientId);
-      this.releaseQuota(id);
+      await this.admission.release(id, clientId);
       const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, job.data.spec.operation, cancelledResult(), this.config.jobRetentionMs);
       await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
       await this.options.followUp.finished({ spec: job.data.spec, clientId, view, webhookUrl: job.data.webhookUrl });
@@ -295,7 +289,14 @@ export interface RedisQueueOptions {
   log: { error(obj: object, msg: string): void };
   /** Told of jobs that end here rather than in a worker (cancelled before they ran). */
   followUp: JobFollowUp;
-  quota?: ClientQuota;
+}
+
+/**
+ * How long an admitted job counts against its client at most, should no process be left to release it (the
+ * worker releases it when it finishes, DELETE when it is cancelled): its deadline plus an hour of waiting.
+ */
+function admissionHoldMs(timeoutMs: number): number {
+  return timeoutMs + 3_600_000;
 }
 
 /**
@@ -306,7 +307,10 @@ const QUEUE_TIMEOUT_MS = 3_000;
 /** Cancelling may wait for a running job to stop (CANCEL_WAIT_MS) as well. */
 const CANCEL_TIMEOUT_MS = 5_000;
 
-/** A queue operation, or OVERLOADED when Redis does not answer in time (BullMQ's commands wait through reconnects). */
+/**
+ * A queue operation, or OVERLOADED when Redis does not answer in time (BullMQ's commands wait through reconnects)
+ * or fails it (the state connection's commands fail fast while Redis is down): a 503 to retry, never a 500.
+ */
 async function reachable<T>(operation: Promise<T>, timeoutMs = QUEUE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -315,8 +319,12 @@ async function reachable<T>(operation: Promise<T>, timeoutMs = QUEUE_TIMEOUT_MS)
       timeoutMs,
     );
   });
+  const failed = operation.catch((error: unknown) => {
+    if (isAppError(error)) throw error;
+    throw new AppError('OVERLOADED', { message: 'The job queue (Redis) does not answer; retry later.', retryAfter: 5, cause: error });
+  });
   try {
-    return await Promise.race([operation, timeout]);
+    return await Promise.race([failed, timeout]);
   } finally {
     clearTimeout(timer);
   }

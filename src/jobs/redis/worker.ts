@@ -5,6 +5,9 @@ import { AppError, cancelReason, isAppError } from '../../errors.js';
 import { movingAverage, runJob } from '../lifecycle.js';
 import type { JobPipeline } from '../pipeline.js';
 import type { JobObserver } from '../slots.js';
+import type { Storage } from '../../storage/storage.js';
+import { SharedAdmission, admissionKeys, admissionLimits } from './admission.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
 import { closeRedis, connectQueueRedis } from './connection.js';
 import { randomBytes } from 'node:crypto';
@@ -25,10 +28,13 @@ const NETWORK_ERRORS = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIP
  * storage that could not take the file, a dependency out of reach. A bug (any other internal error) is not.
  */
 function isInfrastructureFailure(error: AppError, thrown: unknown): boolean {
-  if (error.code === 'STORAGE_FAILED') return true;
+  if (error.code === 'STORAGE_FAILED' || error.code === 'STORAGE_UNAVAILABLE') return true;
   const code = (thrown as { code?: unknown } | undefined)?.code;
   return !isAppError(thrown) && typeof code === 'string' && NETWORK_ERRORS.has(code);
 }
+
+/** How often a worker waiting for storage asks it again (its readiness check is cached this long too). */
+const STORAGE_POLL_MS = 2_000;
 
 /** A run's fence failed: this worker no longer holds the job's lock. */
 class LockLost extends Error {
@@ -60,6 +66,8 @@ export class RedisJobWorker {
   private readonly runs = new Map<string, AbortController>();
   /** Jobs whose lock this worker lost while running them. */
   private readonly lost = new Set<string>();
+  /** Where each job's client share is given back when it ends. */
+  private readonly admission: SharedAdmission;
 
   private constructor(
     private readonly config: Config,
@@ -70,11 +78,20 @@ export class RedisJobWorker {
     /** The worker's connection (BullMQ leaves a given one open) and the cancel subscriber's; closed here. */
     private readonly connections: Redis[],
     private readonly observer: JobObserver | undefined,
+    private readonly storage: Pick<Storage, 'unavailable' | 'writable'>,
   ) {
     this.keys = queueKeys(config.queueName);
+    this.admission = new SharedAdmission(redis, admissionKeys(config.queueName), admissionLimits(config));
   }
 
-  static async start(options: { config: Config; pipeline: JobPipeline; redis: Redis; log: WorkerLog; observer?: JobObserver }): Promise<RedisJobWorker> {
+  static async start(options: {
+    config: Config;
+    pipeline: JobPipeline;
+    redis: Redis;
+    log: WorkerLog;
+    observer?: JobObserver;
+    storage: Pick<Storage, 'unavailable' | 'writable'>;
+  }): Promise<RedisJobWorker> {
     const { config } = options;
     const url = config.redisUrl as string;
     // The processor needs the object that needs the worker: it is filled in before the worker runs.
@@ -97,7 +114,7 @@ export class RedisJobWorker {
     // Its lock lost (a stall longer than LOCK_MS): another worker may run the job now, so this run stops and publishes nothing.
     worker.on('lockRenewalFailed', (ids) => started.self?.lockLost(ids));
     const subscriber = connectQueueRedis(url, options.log);
-    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber], options.observer);
+    const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber], options.observer, options.storage);
     started.self = self;
     await subscriber.subscribe(self.keys.cancelChannel);
     subscriber.on('message', (_channel, id: string) => worker.cancelJob(id, 'JOB_CANCELLED'));
@@ -144,6 +161,7 @@ export class RedisJobWorker {
     // Published by an earlier run that died before it could say so: answer that, never render again.
     if (data.published) return this.finish(job, { ok: true, outcome: data.published });
     if (await this.redis.exists(this.keys.cancelMarker(job.id as string))) return this.finish(job, cancelledResult());
+    await this.untilStorageAnswers(job);
     const deadlineAt = data.deadlineAt ?? Date.now() + data.timeoutMs;
     if (data.deadlineAt === undefined) await job.updateData({ ...data, deadlineAt });
     this.log.info({ job: job.id, operation: data.spec.operation, attempt: job.attemptsMade + 1, stalled: job.stalledCounter }, 'job started');
@@ -204,6 +222,19 @@ export class RedisJobWorker {
     return this.finish(job, result);
   }
 
+  /**
+   * While storage is out of reach (a run's upload found it so, and it still does not answer), a job taken waits
+   * here before it starts (its deadline has not begun) rather than run into a failure: intake pauses until it is back.
+   */
+  private async untilStorageAnswers(job: Job<QueuedJobData, JobResult>): Promise<void> {
+    let told = false;
+    while (this.storage.unavailable && !this.shutdown.signal.aborted && !(await this.storage.writable())) {
+      if (!told) this.log.warn({ job: job.id }, 'storage does not answer: the job waits for it before it starts');
+      told = true;
+      await delay(STORAGE_POLL_MS);
+    }
+  }
+
   /** A run that lost its lock: it leaves the job, unrecorded, to the worker that holds it now (BullMQ is told it moved). */
   private abandon(job: Job<QueuedJobData, JobResult>): never {
     this.lost.delete(job.id as string);
@@ -216,6 +247,7 @@ export class RedisJobWorker {
     const { spec, cacheKey, webhookUrl, clientId } = job.data;
     const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, spec.operation, result, this.config.jobRetentionMs);
     await this.pipeline.followUp.finished({ spec, clientId, view, outcome: result.ok ? result.outcome : undefined, cacheKey, webhookUrl });
+    await this.admission.release(job.id as string, clientId).catch(() => undefined);
     return result;
   }
 
@@ -224,6 +256,7 @@ export class RedisJobWorker {
     if (!job || (await job.getState()) !== 'failed') return;
     const view = finishedView(timesOf(job), job.data.spec.operation, LOST_RESULT, this.config.jobRetentionMs);
     await this.pipeline.followUp.finished({ spec: job.data.spec, clientId: job.data.clientId, view, webhookUrl: job.data.webhookUrl });
+    await this.admission.release(job.id as string, job.data.clientId).catch(() => undefined);
   }
 
   /** Keeps the shared moving average the API processes read for ETAs. */
