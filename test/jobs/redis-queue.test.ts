@@ -1,6 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Queue } from 'bullmq';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalStorage } from '../../src/storage/local.js';
+import type { Storage } from '../../src/storage/storage.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
@@ -339,6 +344,32 @@ describe('per-client job quota with several API instances', () => {
       await Promise.all([one.close(), two.close()]);
     }
   }, 30_000);
+
+  it('sweeps old files from one instance at a time (the one that takes a Redis lock), not from every instance', async () => {
+    const swept: string[] = [];
+    const root = await mkdtemp(path.join(os.tmpdir(), 'voxreel-sweep-'));
+    /** A real local storage whose sweeps are counted. */
+    const counted = (name: string): Storage => {
+      const storage = new LocalStorage(root, 'http://files.example/files');
+      return new Proxy(storage, {
+        get(target, property) {
+          if (property === 'sweep') return (maxAgeMs: number) => (swept.push(name), target.sweep(maxAgeMs));
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    };
+    const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', RETENTION_HOURS: '1', QUEUE_NAME: 'one-sweeper' };
+    const apps = await Promise.all(['one', 'two', 'three'].map((name) => buildTestApp(env, { storage: counted(name) })));
+    try {
+      await expect.poll(() => swept.length, { timeout: 5000 }).toBeGreaterThanOrEqual(1);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(swept).toHaveLength(1);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 
   it('counts an address\'s refused API keys across instances (AUTH_FAILURE_LIMIT)', async () => {
     const env = { REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', API_KEYS: 'good-key', AUTH_FAILURE_LIMIT: '3', QUEUE_NAME: 'auth-shared' };

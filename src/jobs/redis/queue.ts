@@ -221,14 +221,18 @@ export class RedisJobQueue implements JobQueue {
 
   /** Cancels the job; 503 OVERLOADED when Redis does not answer within 5 s, a running job's stop included. */
   cancel(id: string, clientId: string): Promise<JobView | undefined> {
-    return reachable(this.cancelJob(id, clientId), CANCEL_TIMEOUT_MS);
+    // Answered 503 once the deadline passes: the cancellation then stops before it changes anything, so a
+    // stalled Redis that comes back does not cancel a job its client was told was not cancelled.
+    const late = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+    return reachable(this.cancelJob(id, clientId, late), CANCEL_TIMEOUT_MS);
   }
 
-  private async cancelJob(id: string, clientId: string, tries = 2): Promise<JobView | undefined> {
+  private async cancelJob(id: string, clientId: string, late: AbortSignal, tries = 2): Promise<JobView | undefined> {
     const job = await this.queue.getJob(id);
     if (!job) return this.cancelledView(id, clientId);
     if (job.data.clientId !== clientId) return undefined;
     const state = await job.getState();
+    if (late.aborted) return undefined;
     if (state === 'active') {
       await this.redis.set(this.keys.cancelMarker(id), '1', 'PX', job.data.timeoutMs + this.config.jobRetentionMs);
       await this.redis.publish(this.keys.cancelChannel, id);
@@ -240,7 +244,7 @@ export class RedisJobQueue implements JobQueue {
         () => false,
       );
       // A worker took it meanwhile: cancel it there (once more at most).
-      if (!removed) return tries > 1 ? this.cancelJob(id, clientId, tries - 1) : this.view(id, clientId);
+      if (!removed) return tries > 1 ? this.cancelJob(id, clientId, late, tries - 1) : this.view(id, clientId);
       await this.admission.release(id, clientId);
       const view = finishedView({ ...timesOf(job), finishedAt: Date.now() }, job.data.spec.operation, cancelledResult(), this.config.jobRetentionMs);
       await this.redis.set(this.keys.cancelled(id), JSON.stringify({ clientId, view }), 'PX', this.config.jobRetentionMs);
