@@ -10,6 +10,7 @@ import { openWorker, type RunningWorker } from '../../src/jobs/open-worker.js';
 import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
 import { buildTestApp, type TestApp } from '../helpers/helpers.js';
 import { freePort, startRedis, type RunningRedis } from '../helpers/redis-server.js';
+import { startWorker } from '../helpers/server-process.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const SECRET = 'a-webhook-secret-for-tests';
@@ -100,48 +101,70 @@ describe('without Redis: the outbox on disk', () => {
   }, 60_000);
 });
 
+/** The one delivery `receiver` gets for job `id`: its id, its signature; and no second one a second later. */
+async function expectDeliveredOnce(receiver: LateReceiver, id: string): Promise<void> {
+  const [delivery] = await waitFor(
+    () => receiver.received,
+    (received) => received.length > 0,
+  );
+  expect(delivery?.headers['voxreel-delivery']).toBe(`${id}.succeeded`);
+  expect(verifyWebhookSignature(SECRET, String(delivery?.headers['voxreel-signature']), delivery?.body ?? '')).toBe(true);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  expect(receiver.received).toHaveLength(1);
+}
+
 describe('with Redis: deliveries are jobs of their own', () => {
-  it('a worker that stops with a delivery pending leaves it in Redis; another worker delivers it once the receiver is back', async () => {
+  /** A Redis, a receiver not yet listening, and an API on the queue `queueName`; all stopped after the test. */
+  async function setUp(queueName: string) {
     const redis: RunningRedis = await startRedis();
     cleanups.push(() => redis.stop());
     const receiver = new LateReceiver(await freePort());
     cleanups.push(() => receiver.stop());
-    const env = { ...ENV, REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', QUEUE_NAME: 'outbox' };
+    const env = { ...ENV, REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', QUEUE_NAME: queueName };
     const api = await buildTestApp(env);
     cleanups.push(() => api.close());
-    const workerConfig = () => ({ ...loadConfig({ ...env, OUTPUT_DIR: api.outputDir, LOG_LEVEL: 'silent', WARM_VOICE: 'none' }), redisUrl: redis.url });
-    const first: RunningWorker = await openWorker(workerConfig(), LOG);
-    let closedFirst = false;
-    cleanups.push(() => (closedFirst ? Promise.resolve() : first.close(1000)));
+    const workerEnv = { ...env, OUTPUT_DIR: api.outputDir, CONCURRENCY: '1' };
+    const worker = async () => {
+      const opened = await openWorker({ ...loadConfig({ ...workerEnv, LOG_LEVEL: 'silent', WARM_VOICE: 'none' }), redisUrl: redis.url }, LOG);
+      cleanups.push(() => opened.close(1000));
+      return opened;
+    };
+    /** Queues a job with the receiver as its webhook and waits until its delivery's first attempt was refused. */
+    const refusedOnce = async (timeoutMs?: number) => {
+      const accepted = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Tell me later.', voice: VOICE, webhook_url: receiver.url } });
+      expect(accepted.statusCode, accepted.body).toBe(202);
+      const id = accepted.json<{ id: string }>().id;
+      const { Queue } = await import('bullmq');
+      const deliveries = new Queue(`${queueName}-webhooks`, { connection: { host: '127.0.0.1', port: redis.port } });
+      cleanups.push(() => deliveries.close());
+      await waitFor(
+        async () => (await deliveries.getJob(`${id}.succeeded`))?.attemptsMade ?? 0,
+        (attempts) => attempts >= 1,
+        timeoutMs,
+      );
+      return id;
+    };
+    return { receiver, workerEnv, worker, refusedOnce };
+  }
 
-    const accepted = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Tell me later.', voice: VOICE, webhook_url: receiver.url } });
-    expect(accepted.statusCode, accepted.body).toBe(202);
-    const id = accepted.json<{ id: string }>().id;
-    await waitFor(
-      async () => (await api.app.inject({ method: 'GET', url: `/jobs/${id}` })).json<{ state: string }>().state,
-      (state) => state === 'succeeded',
-    );
-    // Its first attempt was refused; the delivery waits in Redis for its next one.
-    const { Queue } = await import('bullmq');
-    const deliveries = new Queue('outbox-webhooks', { connection: { host: '127.0.0.1', port: redis.port } });
-    cleanups.push(() => deliveries.close());
-    await waitFor(
-      async () => (await deliveries.getJob(`${id}.succeeded`))?.attemptsMade ?? 0,
-      (attempts) => attempts >= 1,
-    );
+  it('a worker that stops with a delivery pending leaves it in Redis; another worker delivers it once the receiver is back', async () => {
+    const { receiver, worker, refusedOnce } = await setUp('outbox');
+    const first: RunningWorker = await worker();
+    const id = await refusedOnce();
     await first.close(1000);
-    closedFirst = true;
-
     await receiver.start();
-    const second = await openWorker(workerConfig(), LOG);
-    cleanups.push(() => second.close(1000));
-    const [delivery] = await waitFor(
-      () => receiver.received,
-      (received) => received.length > 0,
-    );
-    expect(delivery?.headers['voxreel-delivery']).toBe(`${id}.succeeded`);
-    expect(verifyWebhookSignature(SECRET, String(delivery?.headers['voxreel-signature']), delivery?.body ?? '')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(receiver.received).toHaveLength(1);
+    await worker();
+    await expectDeliveredOnce(receiver, id);
   }, 90_000);
+
+  it('a worker killed (SIGKILL) with a delivery pending leaves it in Redis; another worker delivers it', async () => {
+    const { receiver, workerEnv, worker, refusedOnce } = await setUp('outbox-kill');
+    const doomed = await startWorker(workerEnv);
+    cleanups.push(() => doomed.stop());
+    const id = await refusedOnce(60_000);
+    await doomed.stop(); // SIGKILL: no close, no goodbye
+    await receiver.start();
+    await worker();
+    await expectDeliveredOnce(receiver, id);
+  }, 120_000);
 });
