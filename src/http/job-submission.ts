@@ -4,10 +4,7 @@ import type { JobAccepted } from '../api/jobs.js';
 import { outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
 import { jobClient } from './job-client.js';
 import { cachedCost } from '../jobs/pricing.js';
-import { AppError } from '../errors.js';
-
-/** Retry-After while storage is out of reach. */
-const STORAGE_RETRY_SECONDS = 10;
+import { storageDown, storageUnavailable } from '../storage/storage.js';
 
 /** Asked for with the body's `async`, or RFC 7240's `Prefer: respond-async`. */
 function wantsAsync(request: FastifyRequest, bodyAsync: boolean | undefined): boolean {
@@ -35,9 +32,7 @@ export async function answerJob<O extends QueuedOperation>(
   answer: AnswerOptions,
 ): Promise<JobAnswers[O] | JobAccepted> {
   // Storage out of reach (an upload found it so, and it still does not answer): no work is taken that could not be published.
-  if (app.storage.unavailable && !(await app.storage.writable())) {
-    throw new AppError('STORAGE_UNAVAILABLE', { message: 'The file storage does not answer; retry later.', retryAfter: STORAGE_RETRY_SECONDS });
-  }
+  if (await storageDown(app.storage)) throw storageUnavailable();
   const client = jobClient(request, spec.request.text.length);
   const voice = await app.executor.check(spec, client.id);
   const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;

@@ -1,7 +1,3 @@
-interface Waiting {
-  start: () => void;
-}
-
 /**
  * At most `total` tasks at once, at most `perKey` of them for one key; the rest wait, the keys taking turns, so
  * one key's thousand tasks delay another key's next task by one turn, not by a thousand.
@@ -10,7 +6,7 @@ export class FairGate {
   private running = 0;
   private readonly runningByKey = new Map<string, number>();
   /** Waiting tasks by key; a Map keeps the keys in turn order (a key that was served goes to the back). */
-  private readonly waiting = new Map<string, Waiting[]>();
+  private readonly waiting = new Map<string, Array<() => void>>();
 
   constructor(
     private readonly total: number,
@@ -40,7 +36,7 @@ export class FairGate {
     }
     return new Promise((resolve) => {
       const queue = this.waiting.get(key) ?? [];
-      queue.push({ start: resolve });
+      queue.push(resolve);
       this.waiting.set(key, queue);
     });
   }
@@ -64,12 +60,12 @@ export class FairGate {
       const key = [...this.waiting.keys()].find((candidate) => (this.runningByKey.get(candidate) ?? 0) < this.perKey);
       if (key === undefined) return;
       const queue = this.waiting.get(key) ?? [];
-      const next = queue.shift();
+      const start = queue.shift();
       this.waiting.delete(key);
       if (queue.length > 0) this.waiting.set(key, queue);
-      if (!next) continue;
+      if (!start) continue;
       this.take(key);
-      next.start();
+      start();
     }
   }
 }

@@ -30,7 +30,7 @@ export class JobResults {
     /** How long an answer is kept: the files' retention (and a presigned URL's life when shorter). */
     private readonly ttlMs: number,
     /** Whose answers a request may get: its own tenant's (`partition(tenant)` is the tenant), or anyone's (undefined). */
-    readonly partition: (tenant: string) => string | undefined,
+    private readonly partition: (tenant: string) => string | undefined,
     private readonly observer?: ResultCacheObserver,
   ) {}
 

@@ -43,11 +43,6 @@ export class DeliveryAttempts {
     this.gate = new FairGate(webhooks.concurrency, webhooks.clientConcurrency);
   }
 
-  /** Attempts in flight now, and waiting for their turn. */
-  get stats(): { running: number; waiting: number } {
-    return this.gate.stats;
-  }
-
   /** Attempt number `attempt` (from 1) of `delivery`. */
   async attempt(delivery: PendingDelivery, attempt: number, signal?: AbortSignal): Promise<AttemptResult> {
     const { secret, allowPrivate } = this.webhooks;

@@ -245,21 +245,14 @@ interface Delivery {
  * backoff. Never throws for the receiver's sake, only when `signal` aborts: the result says what happened.
  */
 export async function deliverWebhook(url: URL, payload: unknown, options: DeliveryOptions): Promise<DeliveryResult> {
-  const delivery: Delivery = {
-    url,
-    body: JSON.stringify(payload),
-    deliveryId: options.deliveryId ?? randomUUID(),
-    options,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  };
+  const body = JSON.stringify(payload);
+  const deliveryId = options.deliveryId ?? randomUUID();
   const attempts = Math.max(1, Math.floor(options.attempts ?? DEFAULT_ATTEMPTS));
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(options.signal);
-    const outcome = await (options.throttle ? options.throttle(() => attemptDelivery(delivery)) : attemptDelivery(delivery));
-    if (outcome.kind === 'delivered') return { delivered: true, attempts: attempt, status: outcome.status, deliveryId: delivery.deliveryId };
-    const last = outcome.kind === 'give-up' || attempt >= attempts;
-    logFailedAttempt(delivery, attempt, outcome, !last);
-    if (last) return { delivered: false, attempts: attempt, status: outcome.status, deliveryId: delivery.deliveryId, error: outcome.error };
+    const outcome = await attemptWebhook(url, body, { ...options, deliveryId }, attempt, attempt >= attempts);
+    if (outcome.kind === 'delivered') return { delivered: true, attempts: attempt, status: outcome.status, deliveryId };
+    if (outcome.kind === 'give-up' || attempt >= attempts) return { delivered: false, attempts: attempt, status: outcome.status, deliveryId, error: outcome.error };
     await sleep(retryDelayMs(outcome, attempt, options.baseDelayMs), options.signal);
   }
 }

@@ -15,9 +15,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config, StorageConfig } from '../config.js';
-import { AppError, abortError } from '../errors.js';
+import { abortError } from '../errors.js';
 import { contentTypeOf } from './content-types.js';
-import { FILE_KINDS, randomName, type FileKind, type PendingFile, type Storage } from './storage.js';
+import { FILE_KINDS, randomName, storageUnavailable, type FileKind, type PendingFile, type Storage } from './storage.js';
 import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
 
 export type S3Config = Extract<StorageConfig, { kind: 's3' }>;
@@ -42,8 +42,6 @@ const UPLOAD_RETRY_MS = 200;
 const UPLOAD_RETRY_MAX_MS = 5_000;
 /** ...for this long at most, or until the job's deadline: an outage shorter than both costs a wait, not the job. */
 const UPLOAD_PATIENCE_MS = 120_000;
-/** Retry-After given while the bucket is out of reach. */
-const UNAVAILABLE_RETRY_SECONDS = 10;
 /** Names are random (or a job's own, re-rendered the same), so a cached copy is always right: as local files. */
 const PUBLIC_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
@@ -187,7 +185,7 @@ export class S3Storage implements Storage {
         this.downSince ??= Date.now();
         const wait = Math.min(UPLOAD_RETRY_MAX_MS, UPLOAD_RETRY_MS * 2 ** (attempt - 1));
         if (Date.now() + wait > giveUpAt) {
-          throw new AppError('STORAGE_UNAVAILABLE', { message: 'The file storage (S3) does not answer; retry later.', retryAfter: UNAVAILABLE_RETRY_SECONDS, cause: error });
+          throw storageUnavailable(error);
         }
         await delay(wait, undefined, { signal }).catch(() => {
           throw abortError(signal?.reason);

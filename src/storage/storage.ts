@@ -67,6 +67,19 @@ export function storageFailed(cause: unknown): never {
   throw new AppError('STORAGE_FAILED', { cause });
 }
 
+/** Retry-After while storage is out of reach. */
+const STORAGE_RETRY_SECONDS = 10;
+
+/** Storage does not answer (a network failure, 5xx): STORAGE_UNAVAILABLE, 503 with Retry-After. */
+export function storageUnavailable(cause?: unknown): AppError {
+  return new AppError('STORAGE_UNAVAILABLE', { retryAfter: STORAGE_RETRY_SECONDS, cause });
+}
+
+/** Whether storage is out of reach now: an operation found it so, and its readiness check still finds it so. */
+export async function storageDown(storage: Pick<Storage, 'unavailable' | 'writable'>): Promise<boolean> {
+  return storage.unavailable === true && !(await storage.writable());
+}
+
 export interface FileSpec {
   kind: FileKind;
   extension: string;

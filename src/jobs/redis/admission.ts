@@ -93,12 +93,6 @@ export class SharedAdmission {
     await this.redis.zrem(this.jobsKey(clientId), id);
   }
 
-  /** The client's jobs in flight, as counted in Redis. */
-  async jobsOf(clientId: string): Promise<number> {
-    await this.redis.zremrangebyscore(this.jobsKey(clientId), '-inf', Date.now());
-    return this.redis.zcard(this.jobsKey(clientId));
-  }
-
   private get pendingKey(): string {
     return `${this.keys.prefix}:admitting`;
   }

@@ -9,7 +9,7 @@ import { SharedAdmission, admissionKeys, admissionLimits, refusalError } from '.
 import { closeRedis, connectQueueRedis, within } from './connection.js';
 import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
-import type { QueueCounts } from '../../jobs/metrics.js';
+import type { QueueCounts } from '../metrics.js';
 
 /** A job as it waits in Redis: what to do, for whom, and what its runs have established. */
 export interface QueuedJobData {
@@ -121,8 +121,8 @@ export class RedisJobQueue implements JobQueue {
     // The queue's room and the client's share in one atomic step, for every instance at once.
     const refusal = await reachable(this.admission.admit(id, client.id, client.characters, admissionHoldMs(timeoutMs)));
     if (refusal) {
-      const waiting = refusal.kind === 'queue-full' ? refusal.waiting : 0;
-      throw refusalError(refusal, admissionLimits(this.config), refusal.kind === 'queue-full' ? await this.etaSeconds(spec.operation, waiting) : 1);
+      const retryAfter = refusal.kind === 'queue-full' ? await this.etaSeconds(spec.operation, refusal.waiting) : 1;
+      throw refusalError(refusal, admissionLimits(this.config), retryAfter);
     }
     // A cached answer goes as already published: the worker that takes it answers with it at once.
     const data: QueuedJobData = { spec, clientId: client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };

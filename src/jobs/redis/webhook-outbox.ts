@@ -18,7 +18,7 @@ const KEEP_SECONDS = 24 * 3600;
 const LOCK_MS = 30_000;
 
 /** The queue of deliveries beside the job queue: `<QUEUE_NAME>-webhooks` (a hash tag in QUEUE_NAME keeps it in the same slot). */
-export function webhookQueueName(queueName: string): string {
+function webhookQueueName(queueName: string): string {
   return `${queueName}-webhooks`;
 }
 
@@ -35,8 +35,11 @@ export class RedisOutbox implements WebhookOutbox {
     private readonly connection: Redis,
   ) {}
 
-  static open(config: Config & { redisUrl: string }, options: { attempts: DeliveryAttempts; logger: OutboxLogger; deliver: boolean }): RedisOutbox {
-    const connection = connectQueueRedis(config.redisUrl, options.logger as OutboxLogger & { error(obj: object, msg: string): void });
+  static open(
+    config: Config & { redisUrl: string },
+    options: { attempts: DeliveryAttempts; logger: OutboxLogger & { error(obj: object, msg: string): void }; deliver: boolean },
+  ): RedisOutbox {
+    const connection = connectQueueRedis(config.redisUrl, options.logger);
     const name = webhookQueueName(config.queueName);
     const queue = new Queue<PendingDelivery>(name, { connection });
     queue.on('error', (err) => options.logger.warn({ err }, 'webhook queue error'));

@@ -5,7 +5,7 @@ import { AppError, cancelReason, isAppError } from '../../errors.js';
 import { movingAverage, runJob } from '../lifecycle.js';
 import type { JobPipeline } from '../pipeline.js';
 import type { JobObserver } from '../slots.js';
-import type { Storage } from '../../storage/storage.js';
+import { storageDown, type Storage } from '../../storage/storage.js';
 import { SharedAdmission, admissionKeys, admissionLimits } from './admission.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
@@ -228,7 +228,7 @@ export class RedisJobWorker {
    */
   private async untilStorageAnswers(job: Job<QueuedJobData, JobResult>): Promise<void> {
     let told = false;
-    while (this.storage.unavailable && !this.shutdown.signal.aborted && !(await this.storage.writable())) {
+    while (!this.shutdown.signal.aborted && (await storageDown(this.storage))) {
       if (!told) this.log.warn({ job: job.id }, 'storage does not answer: the job waits for it before it starts');
       told = true;
       await delay(STORAGE_POLL_MS);
