@@ -7,6 +7,7 @@ import { FestivalEngine } from './festival/engine.js';
 import { FliteEngine } from './flite/engine.js';
 import { PiperEngine } from './piper/engine.js';
 import { RhvoiceEngine } from './rhvoice/engine.js';
+import { markRecommended, startUpVoice, WARM_TEXT } from './recommended.js';
 
 export type { EspeakVariant } from './espeak/voices.js';
 export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
@@ -24,6 +25,8 @@ export interface EngineOptions {
   voicesDir?: string;
   /** How long an engine's host process may take to start (ENGINE_START_TIMEOUT_MS); a start that misses it is tried once more. */
   startTimeoutMs?: number;
+  /** The start-up voice (WARM_VOICE: `auto` or an id): an engine that has it may start loading it as it starts. */
+  warmVoice?: string;
   /** Host entry modules in place of the engines' own (tests put in hosts that hang or crash). */
   hostModules?: Partial<Record<EngineName, string>>;
 }
@@ -52,17 +55,6 @@ const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions)
   { name: 'espeak-ng', start: (options) => EspeakEngine.create({ ...options, hostModule: options.hostModules?.['espeak-ng'] }) },
 ];
 const NATURALNESS = ENGINES.map((engine) => engine.name);
-
-/** Marks one voice per language tag `recommended`: the most natural engine's first voice (by id). */
-function markRecommended(voices: readonly Voice[]): Voice[] {
-  const best = new Map<string, Voice>();
-  const rank = (voice: Voice) => NATURALNESS.indexOf(voice.engine);
-  for (const voice of [...voices].sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1))) {
-    if (!best.has(voice.language)) best.set(voice.language, voice);
-  }
-  const chosen = new Set(best.values());
-  return voices.map((voice) => (chosen.has(voice) ? { ...voice, recommended: true } : voice));
-}
 
 function compareVoices(a: Voice, b: Voice): number {
   if (a.engine !== b.engine) return a.engine < b.engine ? -1 : 1;
@@ -101,19 +93,12 @@ export async function createEngines(options: EngineOptions, log?: EngineLog): Pr
   return registry;
 }
 
-/** A short sentence each engine can say: what warming a voice speaks. */
-const WARM_TEXT = 'Hello.';
-
 /**
  * Speaks one short sentence with the voice (`auto`: the recommended English one), so that its engine's process and
  * model are loaded and the first request is as fast as the next; resolves with the voice spoken, undefined for none.
  */
 export async function warmVoice(engines: EngineRegistry, choice: string): Promise<string | undefined> {
-  const voices = engines.listVoices();
-  const voice =
-    choice === 'auto'
-      ? (voices.find((candidate) => candidate.recommended && candidate.language === 'en-US') ?? voices.find((candidate) => candidate.recommended && candidate.language.startsWith('en')))
-      : engines.findVoice(choice);
+  const voice = startUpVoice(engines.listVoices(), choice, (id) => engines.findVoice(id));
   if (!voice) return undefined;
   await engines.synthesize(voice.id, WARM_TEXT);
   return voice.id;
@@ -142,7 +127,7 @@ class Registry implements EngineRegistry {
     const lists = await Promise.all(this.engines.map((engine) => engine.listVoices()));
     this.byName.clear();
     for (const engine of this.engines) this.byName.set(engine.name, engine);
-    this.voices = markRecommended(lists.flat()).sort(compareVoices);
+    this.voices = markRecommended(lists.flat(), NATURALNESS).sort(compareVoices);
     return this;
   }
 

@@ -28,6 +28,7 @@ export function startEngines(config: Config, { tempDir, log }: { tempDir: string
       festivalPath: config.paths.festival,
       voicesDir: config.voicesDir,
       startTimeoutMs: config.engineStartTimeoutMs,
+      warmVoice: config.warmVoice,
     },
     log,
   );

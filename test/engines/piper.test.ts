@@ -257,6 +257,23 @@ describe.runIf(installed)('Piper engine', () => {
     expect(running()).toEqual([stats.pid]);
   });
 
+  it('loads the start-up voice (WARM_VOICE) as its process starts, before any job; a voice it lacks loads nothing', async () => {
+    for (const [warmVoice, models] of [
+      ['auto', [MODEL]],
+      [VOICE, [MODEL]],
+      ['espeak-ng:en-us', []],
+      [undefined, []],
+    ] as const) {
+      const starting = await PiperEngine.create({ voicesDir: VOICES_DIR, poolSize: 1, warmVoice });
+      try {
+        // The first job it is sent is this one: whatever it holds, it took on its own.
+        expect(await starting.hostStats()).toMatchObject({ loads: models.length, models });
+      } finally {
+        await starting.close();
+      }
+    }
+  });
+
   it('speaks a sentence at 22050 Hz, every word timed in order up to the end of the audio', async () => {
     const chunk = await engine.synthesize(VOICE, SENTENCE);
     expect(chunk.sampleRate).toBe(22050);

@@ -8,6 +8,7 @@ import { SharedHost } from '../hosts/shared-host.js';
 import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
+import { markRecommended, startUpVoice } from '../recommended.js';
 
 export interface PiperEngineOptions {
   /** Where the voices are (`<voice>.onnx` with `<voice>.onnx.json`, in any subfolder); none: no voices. */
@@ -22,6 +23,8 @@ export interface PiperEngineOptions {
   startTimeoutMs?: number;
   /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
   tempDir?: string;
+  /** The start-up voice (`auto` or an id): when it is one of these voices, its model loads as soon as the process is up. */
+  warmVoice?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
 }
@@ -52,6 +55,17 @@ function describeOnce(job: PiperJob, told: Set<string>): PiperJob {
 }
 
 /**
+ * The start-up voice's model as a host argument, when it is one of these voices: the host loads it as soon as it
+ * runs, while its phonemizer is made, the other engines start and the service loads (the slowest part of a start).
+ */
+function startUpModel(catalog: PiperVoiceCatalog, choice: string | undefined): string[] {
+  if (choice === undefined) return [];
+  const voice = startUpVoice(markRecommended(catalog.list()), choice, (id) => catalog.find(id)?.voice);
+  const model = voice && catalog.find(voice.id)?.model;
+  return model ? [JSON.stringify(model)] : [];
+}
+
+/**
  * Piper neural voices (VITS models on onnxruntime, phonemes from eSpeak NG) in one child process that loads each
  * voice once and takes every job, several at once (see piper-host.ts).
  */
@@ -70,7 +84,7 @@ export class PiperEngine implements Engine {
     const threads = Math.max(1, Math.min(options.poolSize, availableParallelism()));
     const host = new SharedHost<PiperJob, PiperResult>({
       module: options.hostModule ?? hostModulePath('piper-host', import.meta.url),
-      args: [String(threads)],
+      args: [String(threads), ...startUpModel(catalog, options.warmVoice)],
       isResult: isPiperResult,
       execArgv: HOST_EXEC_ARGV,
       tempDir: options.tempDir,

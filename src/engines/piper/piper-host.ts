@@ -61,8 +61,8 @@ function release(path: string, entry: Kept): void {
   if (entry.dropped && entry.users === 0) void entry.model.then(() => inference.release(path)).catch(() => undefined);
 }
 
-/** The voice's session, kept as the most recently used; runs `use` with it. */
-async function withModel<T>(spec: PiperModelSpec, use: (model: VoiceModel) => Promise<T>): Promise<T> {
+/** The voice's session, loading it if this process holds none, kept as the most recently used. */
+function keep(spec: PiperModelSpec): Kept {
   const path = spec.modelPath;
   let entry = kept.get(path);
   kept.delete(path);
@@ -82,13 +82,30 @@ async function withModel<T>(spec: PiperModelSpec, use: (model: VoiceModel) => Pr
     oldest.dropped = true;
     release(oldPath, oldest);
   }
+  return entry;
+}
+
+/** Runs `use` with the voice's session. */
+async function withModel<T>(spec: PiperModelSpec, use: (model: VoiceModel) => Promise<T>): Promise<T> {
+  const entry = keep(spec);
   entry.users += 1;
   try {
     return await use(await entry.model);
   } finally {
     entry.users -= 1;
-    release(path, entry);
+    release(spec.modelPath, entry);
   }
+}
+
+/**
+ * The start-up voice (the parent's third argument: its model spec, JSON) loads now, on the inference thread, while
+ * the phonemizer is made on this one; its job then finds it loaded. A failed load is its first job's to report.
+ */
+const startUp = process.argv[3];
+if (startUp) {
+  const spec = JSON.parse(startUp) as PiperModelSpec;
+  specs.set(spec.modelPath, spec);
+  keep(spec).model.catch(() => undefined);
 }
 
 serveJobs<PiperJob, PiperResult>(async (job) => {
