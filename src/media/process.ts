@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { AppError, processFailure } from '../errors.js';
 
 const STDERR_TAIL_BYTES = 4096;
@@ -200,27 +201,40 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a program with an argument array (never a shell) and collects its output. */
-export function runProcess(command: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const tied = tiedToParent(command, args);
-    const child = spawn(tied.command, tied.args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const supervision = supervise(child, options);
-    const stdout: Buffer[] = [];
-    const stderr = new TailBuffer();
-    let spawnError: unknown;
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin.on('error', () => {
-      // EPIPE when the program exits without reading its input; its exit status tells the story.
-    });
-    child.on('error', (error) => {
-      spawnError = error;
-    });
+/** A program and its arguments. */
+export interface Command {
+  command: string;
+  args: readonly string[];
+}
+
+/** A started program: its stdout (read here unless `piped`) and its result. */
+interface Started {
+  child: ChildProcess & { stdout: Readable };
+  done: Promise<RunResult>;
+}
+
+/**
+ * Starts a program with an argument array (never a shell), tied to this process and supervised by the limits.
+ * `stdin`: another program's stdout, handed over as it is (the data never passes through this process); `piped`:
+ * its stdout is left for such a program to read, not collected.
+ */
+function start({ command, args }: Command, options: RunOptions & { stdin?: Readable; piped?: boolean }): Started {
+  const tied = tiedToParent(command, args);
+  const child = spawn(tied.command, tied.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: [options.stdin ?? 'pipe', 'pipe', 'pipe'],
+  }) as ChildProcess & { stdout: Readable; stderr: Readable };
+  const supervision = supervise(child, options);
+  const stdout: Buffer[] = [];
+  const stderr = new TailBuffer();
+  let spawnError: unknown;
+  if (!options.piped) child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.on('error', (error) => {
+    spawnError = error;
+  });
+  const done = new Promise<RunResult>((resolve, reject) => {
     child.on('close', (exitCode, signal) => {
       supervision.release();
       if (exitCode === 0 && !supervision.timedOut && !supervision.isCanceled && !spawnError) {
@@ -240,8 +254,33 @@ export function runProcess(command: string, args: readonly string[], options: Ru
         }),
       );
     });
-    child.stdin.end(options.input);
   });
+  if (child.stdin) {
+    child.stdin.on('error', () => {
+      // EPIPE when the program exits without reading its input; its exit status tells the story.
+    });
+    child.stdin.end(options.input);
+  }
+  return { child, done };
+}
+
+/** Runs a program with an argument array (never a shell) and collects its output. */
+export function runProcess(command: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return start({ command, args }, options).done;
+}
+
+/**
+ * Runs `first` with its stdout piped straight into `second`'s stdin (two cores for two stages of one job), both
+ * under the same limits; `options.input` goes to the first. Fails with the first failure of either: a first program
+ * that fails leaves the second an early end of input, which must not pass for a whole one.
+ */
+export async function runPipeline(first: Command, second: Command, options: RunOptions = {}): Promise<[RunResult, RunResult]> {
+  const upstream = start(first, { ...options, piped: true });
+  const downstream = start(second, { ...options, input: undefined, stdin: upstream.child.stdout });
+  // In the same tick, before this process has read a byte of it: the second program alone holds the pipe's read end,
+  // so the first meets a broken pipe, rather than a full one, should the second stop early.
+  upstream.child.stdout.destroy();
+  return Promise.all([upstream.done, downstream.done]);
 }
 
 /** Maps a ProcessError to the API's error for its cause: canceled, timed out, or failed. */

@@ -1,5 +1,5 @@
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
+import { limitsOf, runPipeline, runProcess, type ProcessLimits } from '../media/process.js';
 import { AUDIO_ENCODINGS, encodedTruePeak, encodeSpeech, lowerCeiling, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
 import { gatedLoudness, hopEnergies, integratedLoudness, loudnessPower, monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, type HopEnergies } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
@@ -104,16 +104,27 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
         `${meter ? 'ebur128=framelog=verbose,' : ''}${TO_ENCODER}[mix]`,
     ].join(';');
   const pcm = Buffer.from(voice.samples.buffer, voice.samples.byteOffset, voice.samples.byteLength);
+  // Two processes, one core each: the mix (music decoded, ducked, limited, metered) as 16-bit PCM into the AAC encoder.
   const encodeMix = async (gain: number, meter: boolean): Promise<number> => {
-    const { stderr } = await runProcess(
-      ffmpeg.tools.ffmpeg,
-      [
-        '-nostdin', '-hide_banner', '-nostats', '-v', meter ? 'info' : 'error',
-        '-probesize', '32', '-analyzeduration', '0', '-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0',
-        // Looped for as long as the narration needs it.
-        '-stream_loop', '-1', '-i', music.file,
-        '-filter_complex', mix(gain, meter), '-map', '[mix]', '-map_metadata', '-1', ...AUDIO_ENCODINGS.aac.args, '-y', output,
-      ],
+    const [{ stderr }] = await runPipeline(
+      {
+        command: ffmpeg.tools.ffmpeg,
+        args: [
+          '-nostdin', '-hide_banner', '-nostats', '-v', meter ? 'info' : 'error',
+          '-probesize', '32', '-analyzeduration', '0', '-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0',
+          // Looped for as long as the narration needs it.
+          '-stream_loop', '-1', '-i', music.file,
+          '-filter_complex', mix(gain, meter), '-map', '[mix]', '-map_metadata', '-1', '-f', 's16le', 'pipe:1',
+        ],
+      },
+      {
+        command: ffmpeg.tools.ffmpeg,
+        args: [
+          '-nostdin', '-hide_banner', '-nostats', '-v', 'error',
+          '-f', 's16le', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-channel_layout', layout, '-i', 'pipe:0',
+          ...AUDIO_ENCODINGS.aac.args, '-y', output,
+        ],
+      },
       { ...limits, input: pcm },
     );
     // ebur128 prints its summary at the info level as the run ends.

@@ -1,6 +1,6 @@
 import { fixture } from '../helpers/fixtures.js';
 import { describe, expect, it } from 'vitest';
-import { ProcessError, runProcess, TailBuffer } from '../../src/media/process.js';
+import { ProcessError, runPipeline, runProcess, TailBuffer } from '../../src/media/process.js';
 import { descendantsOf, isAlive, processesMatching } from '../helpers/process-table.js';
 
 const node = process.execPath;
@@ -88,6 +88,43 @@ describe('runProcess', () => {
     expect(pid).toBeGreaterThan(0);
     await failureOf(running);
     expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe('runPipeline', () => {
+  const script = (code: string) => ({ command: node, args: ['-e', code] });
+  /** Writes 64 KiB blocks until its stdout breaks. */
+  const endlessWriter = script('const block = Buffer.alloc(65536, 7); (function write() { process.stdout.write(block, write); })();');
+  const echo = { command: node, args: [fixture('echo.mjs')] };
+
+  it("pipes the first program's output into the second, and the input into the first", async () => {
+    const input = Buffer.alloc(3 * 1024 * 1024, 'voxreel ');
+    const [first, second] = await runPipeline(echo, echo, { input });
+    expect(first.stdout.length).toBe(0);
+    expect(second.stdout.equals(input)).toBe(true);
+  });
+
+  it('fails with the first program when it fails, although the second read a clean end of input', async () => {
+    const error = await failureOf(runPipeline(script('process.stdout.write("half a soundtrack"); process.exitCode = 3;'), echo));
+    expect(error).toMatchObject({ exitCode: 3, command: node });
+  });
+
+  it('fails, without hanging, when the second stops reading: the first meets a broken pipe', async () => {
+    const started = Date.now();
+    const error = await failureOf(runPipeline(endlessWriter, { command: node, args: [fixture('exit-with-error.mjs'), '5'] }, { timeoutMs: 20_000 }));
+    expect([5, 1]).toContain(error.exitCode);
+    expect(error.timedOut).toBe(false);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('stops both when the signal aborts, and leaves neither behind', async () => {
+    const controller = new AbortController();
+    const hang = { command: node, args: [fixture('hang.mjs')] };
+    const running = runPipeline(hang, hang, { signal: controller.signal });
+    await expect.poll(() => runningFixture('hang.mjs')).toHaveLength(2);
+    controller.abort();
+    expect(await failureOf(running)).toMatchObject({ isCanceled: true });
+    await expect.poll(() => runningFixture('hang.mjs')).toHaveLength(0);
   });
 });
 

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { composeStream, H264Error, splitNalUnits, X264_OPTIONS, type StreamParts } from '../../src/video/h264/index.js';
+import { toNal, toRbsp } from '../../src/video/h264/bitstream.js';
 import { frameHashes, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -41,6 +42,32 @@ async function parts(): Promise<StreamParts> {
   ]);
   return { background, band: { stream: band, row: BAND.top / 16, frames: BAND_FRAMES, above, below }, totalFrames: TOTAL, rate: 'constant' };
 }
+
+describe('emulation prevention (7.4.1)', () => {
+  /** Bytes thick with zeros and 1 to 3, where 00 00 0x sequences are common. */
+  const awkward = (length: number, seed: number) => {
+    let state = seed;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    return Uint8Array.from({ length }, () => (next() < 0.45 ? 0 : next() < 0.5 ? 1 + Math.floor(next() * 3) : Math.floor(next() * 256)));
+  };
+
+  it('escapes every 00 00 0x in a NAL unit and gives the same bytes back', () => {
+    for (let seed = 1; seed <= 2000; seed += 1) {
+      const rbsp = awkward(seed % 61, seed);
+      const nal = toNal(0x65, rbsp);
+      expect(nal[0]).toBe(0x65);
+      for (let index = 1; index + 2 < nal.length; index += 1) {
+        if (nal[index] === 0 && nal[index + 1] === 0) expect(nal[index + 2]).toBeGreaterThan(2);
+      }
+      expect(Buffer.from(toRbsp(nal)).equals(Buffer.from(rbsp))).toBe(true);
+    }
+  });
+
+  it('drops each 03 after two zeros, and only those', () => {
+    expect([...toRbsp(Uint8Array.of(0x41, 0, 0, 3, 0, 0, 3, 1, 0, 3, 0, 0, 0, 3, 2))]).toEqual([0, 0, 0, 0, 1, 0, 3, 0, 0, 0, 2]);
+    expect([...toNal(0x41, Uint8Array.of(0, 0, 0, 0, 4, 0, 0, 1))]).toEqual([0x41, 0, 0, 3, 0, 0, 4, 0, 0, 3, 1]);
+  });
+});
 
 describe('composeStream', () => {
   it('shows each band picture from its frame until the next, over a still background, and skip pictures in between', async () => {

@@ -85,21 +85,29 @@ export class BitWriter {
     return this.ue(value > 0 ? 2 * value - 1 : -2 * value);
   }
 
-  /** Appends bits [from, to) of `source`, a byte at a time: CAVLC slice data needs no byte alignment (7.3.4). */
+  /**
+   * Appends bits [from, to) of `source`, a byte at a time (CAVLC slice data needs no byte alignment, 7.3.4), or in
+   * one copy where both sides happen to be on a byte boundary.
+   */
   copy(source: Uint8Array, from: number, to: number): this {
     this.reserve(to - from);
-    let position = from;
-    const shift = position & 7;
-    while (to - position >= 8) {
-      const index = position >> 3;
-      const byte = shift === 0 ? (source[index] as number) : (((source[index] as number) << shift) | ((source[index + 1] ?? 0) >> (8 - shift))) & 0xff;
-      const offset = this.length & 7;
-      const at = this.length >> 3;
-      this.bytes[at] = (this.bytes[at] as number) | (byte >> offset);
-      if (offset > 0) this.bytes[at + 1] = (byte << (8 - offset)) & 0xff;
-      this.length += 8;
-      position += 8;
+    const whole = (to - from) >> 3;
+    const shift = from & 7;
+    const offset = this.length & 7;
+    const bytes = this.bytes;
+    let read = from >> 3;
+    let at = this.length >> 3;
+    if (shift === 0 && offset === 0) {
+      bytes.set(source.subarray(read, read + whole), at);
+    } else {
+      for (const end = read + whole; read < end; read += 1, at += 1) {
+        const byte = shift === 0 ? (source[read] as number) : (((source[read] as number) << shift) | ((source[read + 1] ?? 0) >> (8 - shift))) & 0xff;
+        bytes[at] = (bytes[at] as number) | (byte >> offset);
+        if (offset > 0) bytes[at + 1] = (byte << (8 - offset)) & 0xff;
+      }
     }
+    this.length += whole * 8;
+    const position = from + whole * 8;
     const reader = new BitReader(source);
     reader.position = position;
     return this.bits(reader.bits(to - position), to - position);
@@ -130,21 +138,34 @@ export function splitNalUnits(stream: Uint8Array): Uint8Array[] {
   });
 }
 
+/**
+ * Calls `atPair` with the index of each byte that follows two zero bytes (00 00 xx), found by jumping from zero byte
+ * to zero byte (indexOf: slice data is mostly other bytes); `atPair` answers where to look for the next pair.
+ */
+function forEachAfterZeroPair(bytes: Uint8Array, from: number, atPair: (index: number) => number): void {
+  let search = from;
+  for (;;) {
+    const zero = bytes.indexOf(0, search);
+    if (zero === -1 || zero + 2 >= bytes.length) return;
+    search = bytes[zero + 1] === 0 ? atPair(zero + 2) : zero + 2;
+  }
+}
+
 /** NAL unit → RBSP (7.3.1, 7.4.1): drops the header byte and each emulation_prevention_three_byte (00 00 03). */
 export function toRbsp(nal: Uint8Array): Uint8Array {
   const out = new Uint8Array(nal.length);
   let length = 0;
-  let zeros = 0;
-  for (let i = 1; i < nal.length; i += 1) {
-    const byte = nal[i] as number;
-    if (zeros >= 2 && byte === 3) {
-      zeros = 0;
-      continue;
-    }
-    zeros = byte === 0 ? zeros + 1 : 0;
-    out[length++] = byte;
-  }
-  return out.subarray(0, length);
+  let from = 1;
+  forEachAfterZeroPair(nal, 1, (index) => {
+    // 00 00 00: the second zero may start the next pair.
+    if (nal[index] !== 3) return index - 1;
+    out.set(nal.subarray(from, index), length);
+    length += index - from;
+    from = index + 1;
+    return from;
+  });
+  out.set(nal.subarray(from), length);
+  return out.subarray(0, length + nal.length - from);
 }
 
 /** Header byte + RBSP → NAL unit (7.4.1): a 03 after two zeros wherever 00 00 0x (x ≤ 3) would occur. */
@@ -152,14 +173,15 @@ export function toNal(header: number, rbsp: Uint8Array): Uint8Array {
   const out = new Uint8Array(rbsp.length + Math.ceil(rbsp.length / 2) + 1);
   out[0] = header;
   let length = 1;
-  let zeros = 0;
-  for (const byte of rbsp) {
-    if (zeros >= 2 && byte <= 3) {
-      out[length++] = 3;
-      zeros = 0;
-    }
-    out[length++] = byte;
-    zeros = byte === 0 ? zeros + 1 : 0;
-  }
-  return out.subarray(0, length);
+  let from = 0;
+  forEachAfterZeroPair(rbsp, 0, (index) => {
+    if ((rbsp[index] as number) > 3) return index + 1;
+    out.set(rbsp.subarray(from, index), length);
+    length += index - from;
+    out[length++] = 3;
+    from = index;
+    return index;
+  });
+  out.set(rbsp.subarray(from), length);
+  return out.subarray(0, length + rbsp.length - from);
 }

@@ -87,6 +87,24 @@ export interface ComposedStream {
 /** B.1: a four-byte start code (zero_byte + start_code_prefix_one_3bytes) before every NAL unit. */
 const START_CODE = Uint8Array.of(0, 0, 0, 1);
 
+/**
+ * The slices of IDR pictures as written: the rows above and below the band (or the whole background) come back at
+ * every keyframe with the same header but for idr_pic_id, which alternates (frame_num and POC are 0 there), so each
+ * is written twice in all rather than at every keyframe (an image background's rows are most of a video's bytes).
+ */
+class WrittenSlices {
+  private readonly written = new Map<Slice, Map<string, Uint8Array>>();
+
+  write(slice: Slice, placement: Placement, rowShift: number): Uint8Array {
+    const key = `${placement.idrPicId}/${placement.frameNum}/${placement.pocLsb}/${rowShift}`;
+    let bySlice = this.written.get(slice);
+    if (!bySlice) this.written.set(slice, (bySlice = new Map()));
+    let nal = bySlice.get(key);
+    if (!nal) bySlice.set(key, (nal = writeSlice(slice, placement, rowShift)));
+    return nal;
+  }
+}
+
 /** Puts the output stream together; see the file comment. Throws H264Error on streams it cannot splice. */
 export function composeStream(parts: StreamParts): ComposedStream {
   const background = parseStream(parts.background);
@@ -121,6 +139,7 @@ export function composeStream(parts: StreamParts): ComposedStream {
   const at = (row: number) => (slice: Slice): [Slice, number] => [slice, row];
   const interval = parts.keyframeInterval ?? Infinity;
   if (!(interval >= 1)) throw new H264Error('The keyframe interval must be at least one frame');
+  const keyframeSlices = new WrittenSlices();
   let next = 0;
   let idrPictures = 0;
   let sinceIdr = 0;
@@ -153,7 +172,7 @@ export function composeStream(parts: StreamParts): ComposedStream {
     } else {
       slices = [[fullSkip, 0]];
     }
-    for (const [slice, rowShift] of slices) chunks.push(START_CODE, writeSlice(slice, placement, rowShift));
+    for (const [slice, rowShift] of slices) chunks.push(START_CODE, idr ? keyframeSlices.write(slice, placement, rowShift) : writeSlice(slice, placement, rowShift));
     frames.push(frame);
   }
   return { stream: Buffer.concat(chunks), frames };
