@@ -5,6 +5,8 @@ export const ErrorTable = {
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   UNKNOWN_VOICE: { status: 400, message: 'No voice has this id; GET /voices lists them.' },
   UNSUPPORTED_TEXT: { status: 422, message: 'The text contains characters this operation cannot render.' },
+  INVALID_SSML: { status: 400, message: 'The SSML is malformed or uses what voxreel does not speak (docs/api.md, SSML).' },
+  UNSUPPORTED_SSML: { status: 422, message: 'This voice cannot do what the SSML asks (docs/api.md, SSML, says which engine does what).' },
   OUTPUT_TOO_LONG: { status: 422, message: 'The text makes more audio than one request may; split it into several requests.' },
   INVALID_ASSET: { status: 422, message: 'The file is damaged or truncated: it does not decode.' },
   UNKNOWN_ASSET: { status: 422, message: 'No asset of the kind this field takes has this id; it may have expired or been deleted (POST /assets uploads one).' },

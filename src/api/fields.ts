@@ -5,6 +5,12 @@ import { Type } from '@sinclair/typebox';
 export const NonBlankText = (maxLength: number) =>
   Type.String({ minLength: 1, maxLength, pattern: '\\S', description: `Text to speak, 1 to ${maxLength} characters.` });
 
+export const TextType = Type.Union([Type.Literal('text'), Type.Literal('ssml')], {
+  description:
+    '`ssml`: the text is an SSML 1.1 document (the subset docs/api.md, SSML, lists); `text`: plain text, markup read as written. ' +
+    'Left out: SSML when the text starts with `<speak`. Offsets, captions and billing count the text without its markup.',
+});
+
 export const VoiceId = Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voices.' });
 
 /** How to answer, shared by the operations that queue a job. */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { NonBlankText } from './fields.js';
+import { NonBlankText, TextType } from './fields.js';
 
 /** OpenAI's limit for `input`. */
 export const MAX_SPEECH_INPUT = 4096;
@@ -27,6 +27,7 @@ export const SpeechRequest = Type.Object(
       { description: 'Any id from GET /v1/models; they all synthesize the same way.' },
     ),
     input: NonBlankText(MAX_SPEECH_INPUT),
+    text_type: Type.Optional(TextType),
     voice: Type.Union([SpeechVoiceName, Type.Object({ id: SpeechVoiceName }, { additionalProperties: false })]),
     instructions: Type.Optional(Type.String({ maxLength: MAX_SPEECH_INPUT, description: 'Accepted and ignored: the local engines take no style instructions.' })),
     response_format: Type.Optional(SpeechFormat),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AnswerOptions, Billed, NonBlankText, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, NonBlankText, VoiceId, TextType } from './fields.js';
 
 export const MAX_TTS_TEXT = 5000;
 
@@ -22,6 +22,10 @@ export const TtsRequest = Type.Object(
   {
     ...AnswerOptions,
     text: NonBlankText(MAX_TTS_TEXT),
+    text_type: Type.Optional(TextType),
+    marks: Type.Optional(
+      Type.Boolean({ default: false, description: 'Also return speech marks: the time of each sentence, word and SSML <mark>, like Amazon Polly\'s.' }),
+    ),
     voice: VoiceId,
     format: Type.Optional(AudioFormat),
     speed: Type.Optional(
@@ -45,6 +49,15 @@ export const WordTimestamp = Type.Object({
 });
 export type WordTimestamp = Static<typeof WordTimestamp>;
 
+export const SpeechMark = Type.Object({
+  type: Type.Union([Type.Literal('sentence'), Type.Literal('word'), Type.Literal('ssml')], { description: 'A sentence (an utterance voxreel spoke), a word, or an SSML <mark>.' }),
+  time: Type.Number({ description: 'Seconds into the file, after `speed`, where it starts.' }),
+  start: Type.Integer({ description: 'UTF-16 offset in the text (without SSML markup) where it starts.' }),
+  end: Type.Integer({ description: 'UTF-16 offset where it ends.' }),
+  value: Type.String({ description: 'The sentence or word as written, or the mark\'s name.' }),
+});
+export type SpeechMark = Static<typeof SpeechMark>;
+
 export const TtsResponse = Type.Object({
   status: Type.Literal('success'),
   url: Type.String({ description: '`<CDN_URL>/audio/<name>.<format>`' }),
@@ -55,5 +68,6 @@ export const TtsResponse = Type.Object({
   words: Type.Optional(Type.Array(WordTimestamp, { description: 'With `timestamps`: every word of `text`, in order.' })),
   captionsUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.vtt`, WebVTT with word timestamps.' })),
   srtUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.srt`, the same captions as SRT.' })),
+  marks: Type.Optional(Type.Array(SpeechMark, { description: 'With `marks`: sentences, words and SSML marks in the order they are spoken.' })),
 });
 export type TtsResponse = Static<typeof TtsResponse>;

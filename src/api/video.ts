@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AspectRatio, BackgroundOption, Channels, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
-import { AnswerOptions, Billed, NonBlankText, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, NonBlankText, VoiceId, TextType } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
 
@@ -11,6 +11,7 @@ export const TtsVideoRequest = Type.Object(
   {
     ...AnswerOptions,
     text: NonBlankText(MAX_VIDEO_TEXT),
+    text_type: Type.Optional(TextType),
     voice: VoiceId,
     resolution: Type.Optional(VideoResolution),
     aspect_ratio: Type.Optional(AspectRatio),

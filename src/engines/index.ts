@@ -7,6 +7,7 @@ import { FestivalEngine } from './festival/engine.js';
 import { FliteEngine } from './flite/engine.js';
 import { PiperEngine } from './piper/engine.js';
 import { RhvoiceEngine } from './rhvoice/engine.js';
+import { matchesLanguage } from './language-tags.js';
 import { markRecommended, startUpVoice, WARM_TEXT } from './recommended.js';
 
 export type { EspeakVariant } from './espeak/voices.js';
@@ -162,6 +163,15 @@ class Registry implements EngineRegistry {
   findVoice(voiceId: string): Voice | undefined {
     const colon = voiceId.indexOf(':');
     return colon === -1 ? undefined : this.byName.get(voiceId.slice(0, colon).toLowerCase())?.findVoice(voiceId);
+  }
+
+  /** SSML lang: a voice of the same engine and sample rate (so that its audio joins the rest) for `language`, the recommended one first. */
+  voiceFor(voice: Voice, language: string): Voice | undefined {
+    if (matchesLanguage(language, voice.language)) return voice;
+    const like = (query: string) => this.voices.filter((other) => other.engine === voice.engine && other.sampleRate === voice.sampleRate && matchesLanguage(query, other.language));
+    // fr-FR finds fr-FR first, else any French voice.
+    const candidates = [like(language), like(language.split('-')[0] ?? language)].find((found) => found.length > 0) ?? [];
+    return candidates.find((other) => other.recommended) ?? candidates[0];
   }
 
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk> {

@@ -37,6 +37,8 @@ export interface Speaker {
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
   /** Engines installed but not started (the registry's): a voice of theirs is unavailable, not unknown. */
   unavailable?(): ReadonlyArray<{ engine: string; reason: string }>;
+  /** A voice of `voice`'s engine and sample rate for another language (SSML lang), or undefined (the registry's). */
+  voiceFor?(voice: Voice, language: string): Voice | undefined;
 }
 
 /** One engine: a Speaker with a name, its installed voices, and processes to stop. */

@@ -54,14 +54,16 @@ export class JobExecutor {
   }
 
   private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome<'tts'>> {
-    const { text, voice, format, speed, timestamps, loudness } = effectiveTts(request);
-    const resolved = this.deps.synthesizer.resolveVoice({ text, voice });
+    const { text, text_type: textType, voice, format, speed, timestamps, marks, loudness } = effectiveTts(request);
+    const resolved = this.deps.synthesizer.resolveVoice({ text, voice, textType });
     const result = await this.deps.synthesizer.renderAudio({
       text,
+      textType,
       voice: resolved,
       encoding: format,
       speed,
       timestamps,
+      marks,
       loudness: loudness === false ? undefined : loudness,
       signal: options.signal,
       name: options.name,
@@ -73,16 +75,18 @@ export class JobExecutor {
       status: 'success',
       url: result.file.url,
       duration: roundSeconds(result.duration),
-      cost: ttsCost(this.deps.pricing, text.length),
+      // SSML is billed by its text, not its markup.
+      cost: ttsCost(this.deps.pricing, result.text.length),
       currency: this.deps.pricing.currency,
       format,
       voice,
-      characters: text.length,
+      characters: result.text.length,
       bytes: result.file.bytes,
+      ...(result.marks ? { marks: result.marks } : {}),
       ...(result.words && result.captions
         ? {
             words: result.words.map((word) => ({
-              word: text.slice(word.offset, word.offset + word.length),
+              word: result.text.slice(word.offset, word.offset + word.length),
               start: word.start,
               end: word.end,
               text_offset: word.offset,
@@ -125,7 +129,7 @@ export class JobExecutor {
       url: result.video.url,
       captionsUrl: result.captions.url,
       duration: roundSeconds(result.duration),
-      cost: videoCost(this.deps.pricing, job.text.length, result.duration),
+      cost: videoCost(this.deps.pricing, result.characters, result.duration),
       currency: this.deps.pricing.currency,
       width: result.size.width,
       height: result.size.height,
@@ -133,7 +137,7 @@ export class JobExecutor {
       frameRate: job.frameRate,
       subtitles: job.subtitles,
       voice: job.voice,
-      characters: job.text.length,
+      characters: result.characters,
       bytes: result.video.bytes,
     };
     return { body, files: [result.video.key, result.captions.key] };
@@ -150,8 +154,8 @@ export class JobExecutor {
 
 /** A /tts request with every default filled in (the request cache keys on exactly this). */
 export function effectiveTts(request: TtsSpec) {
-  const { text, voice, format = 'mp3', speed = 1, timestamps = false, loudness = false } = request;
-  return { text, voice, format, speed, timestamps, loudness };
+  const { text, text_type, voice, format = 'mp3', speed = 1, timestamps = false, marks = false, loudness = false } = request;
+  return { text, text_type, voice, format, speed, timestamps, marks, loudness };
 }
 
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
@@ -163,10 +167,10 @@ export function effectiveVideo(request: TtsVideoSpec) {
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */
 export function videoJob(request: TtsVideoSpec) {
-  const { text, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request;
+  const { text, text_type: textType, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request;
   const { caption_style, font, caption_color, highlight_color, position, font_size } = request;
   const look = { style: caption_style, family: font, textColour: hex(caption_color), highlightColour: hex(highlight_color), position, scale: font_size };
-  return { text, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
 }
 
 /** "#ffd23f" → "FFD23F", as the renderer takes colours. */

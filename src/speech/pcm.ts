@@ -1,7 +1,8 @@
 import type { WordTiming } from '../engines/types.js';
 import type { SentenceTiming, Speech, SpokenSpan } from './speech.js';
 
-const GAP_SECONDS = 0.25;
+/** The pause between sentences. */
+export const GAP_SECONDS = 0.25;
 export const EDGE_SECONDS = 0.05;
 
 export interface JoinOptions {
@@ -35,13 +36,18 @@ export function joinSpeech(chunks: readonly SpokenSpan[], options: JoinOptions =
     return { chunk, from: Math.max(0, first - fade), to: Math.min(chunk.samples.length, last + 1 + fade) };
   });
   const audible = trimmed.filter(({ from, to }) => to > from);
-  const total = edge * 2 + audible.reduce((sum, { from, to }) => sum + (to - from), 0) + gap * Math.max(0, audible.length - 1);
+  // Before each chunk: the usual gap, or the pause it asks for (SSML break); before the first, that pause and the edge.
+  const before = audible.map(({ chunk }, index) => {
+    const pause = chunk.pauseBefore === undefined ? undefined : Math.round(chunk.pauseBefore * sampleRate);
+    return index === 0 ? edge + (pause ?? 0) : (pause ?? gap);
+  });
+  const total = edge + audible.reduce((sum, { from, to }, index) => sum + (before[index] as number) + (to - from), 0) + (audible.length === 0 ? edge : 0);
   const samples = new Int16Array(total);
   const sentences: SentenceTiming[] = [];
   const words: WordTiming[] = [];
-  let cursor = edge;
+  let cursor = 0;
   for (const [index, { chunk, from, to }] of audible.entries()) {
-    if (index > 0) cursor += gap;
+    cursor += before[index] as number;
     const piece = chunk.samples.subarray(from, to);
     samples.set(piece, cursor);
     fadeEdges(samples, cursor, piece.length, fade);
@@ -76,9 +82,10 @@ export class SpeechJoiner {
 
   push(chunk: SpokenSpan): Int16Array {
     if (chunk.sampleRate !== this.sampleRate) throw new Error('All chunks of one speech must share a sample rate');
-    const piece = joinSpeech([chunk], { ...this.options, edgeSeconds: 0 }).samples;
+    const piece = joinSpeech([{ ...chunk, pauseBefore: undefined }], { ...this.options, edgeSeconds: 0 }).samples;
     if (piece.length === 0) return piece;
-    const lead = this.silence(this.started ? (this.options.gapSeconds ?? GAP_SECONDS) : this.edgeSeconds);
+    const pause = chunk.pauseBefore ?? (this.started ? (this.options.gapSeconds ?? GAP_SECONDS) : 0);
+    const lead = this.silence(this.started ? pause : this.edgeSeconds + pause);
     this.started = true;
     const samples = new Int16Array(lead + piece.length);
     samples.set(piece, lead);

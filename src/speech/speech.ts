@@ -1,9 +1,12 @@
 import type { SpeechChunk, WordTiming } from '../engines/types.js';
+import type { ScriptMark } from './script.js';
 import type { TextSpan } from './sentences.js';
 
 /** An engine's chunk with the span of the request text it speaks. */
 export interface SpokenSpan extends SpeechChunk {
   span: TextSpan;
+  /** Seconds of silence before it in place of the usual pause (SSML break). */
+  pauseBefore?: number;
 }
 
 export interface SentenceTiming {
@@ -21,4 +24,8 @@ export interface Speech {
   sentences: SentenceTiming[];
   /** Empty when the engine reports no word timings. */
   words: WordTiming[];
+  /** The written text the offsets point into, where it is not the request's text (SSML without its markup). */
+  text?: string;
+  /** SSML marks: names at offsets into the written text. */
+  marks?: ScriptMark[];
 }

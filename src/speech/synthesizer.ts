@@ -4,21 +4,24 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
 import type { Voice } from '../engines/voice.js';
-import type { EngineName, Speaker } from '../engines/types.js';
+import type { EngineName, Speaker, SpeechChunk, WordTiming } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { rethrowAsAppError } from '../media/process.js';
-import { EDGE_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions } from './pcm.js';
+import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions } from './pcm.js';
 import type { Speech, SpokenSpan } from './speech.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
 import { OutputBudget } from './output-budget.js';
-import { splitSentences, type TextSpan } from './sentences.js';
+import { assertSpeakable, readScript, type TextType } from './read-script.js';
+import { speechMarks, type SpeechMark } from './speech-marks.js';
+import type { Script, Utterance } from './script.js';
+import { runProcess } from '../media/process.js';
 import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
-import { onlyEmoji, silenceEmoji } from '../engines/emoji-text.js';
+import { onlyEmoji } from '../engines/emoji-text.js';
 
 /** Told of what synthesis sees that the HTTP layer cannot (metrics). */
 export interface SpeechObserver {
@@ -34,6 +37,8 @@ export interface SynthesizerOptions {
 
 export interface SpeakRequest {
   text: string;
+  /** `ssml`: text is an SSML document; left out, SSML when it starts with <speak>. */
+  textType?: TextType;
   /** Resolved once, by `resolveVoice`, before the job is queued. */
   voice: Voice;
   signal?: AbortSignal;
@@ -46,11 +51,21 @@ export interface SpeakRequest {
 }
 
 /**
- * A playback speed, split between the voice (which speaks faster or slower itself, at a natural rhythm, where it
- * can: `naturalSpeed`) and the tempo filter applied to the joined audio (everywhere else).
+ * How much of the asked rate a voice that speaks faster or slower itself (Piper's length scale) gets: about
+ * speed^0.74 (measured on en_US-joe-medium: 0.57× the length at speed 0.5 where 0.5 was asked, 1.6× shorter at 2).
  */
-function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; tempo: number } {
-  return voice.naturalSpeed && speed !== 1 ? { spoken: speed, tempo: 1 } : { spoken: undefined, tempo: speed };
+const NATURAL_SHARE = 0.74;
+
+/**
+ * A playback speed, split between the voice (which speaks faster or slower itself, at a natural rhythm, where it
+ * can: `naturalSpeed`) and the tempo filter applied to the joined audio (everywhere else, and for the rest of the
+ * rate the voice does not reach); the pauses between sentences are scaled with the voice's share, so that the whole
+ * file comes out `speed` times shorter.
+ */
+function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
+  if (!voice.naturalSpeed || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
+  const natural = speed ** NATURAL_SHARE;
+  return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
 
 /** Output that a request may make at most, in seconds of the finished file. */
@@ -64,6 +79,8 @@ export interface AudioRequest extends SpeakRequest {
   speed: number;
   /** Also time every word in the file, and publish WebVTT and SRT captions of the same name. */
   timestamps?: boolean;
+  /** Also give speech marks (sentences, words, SSML marks). */
+  marks?: boolean;
   /** Bring the file to this integrated loudness in LUFS, its true peak under -1 dBTP; by default the voice's own level. */
   loudness?: number;
   /** Publish under this name rather than a fresh one (a queued job's id). */
@@ -74,6 +91,10 @@ export interface AudioRequest extends SpeakRequest {
 
 export interface AudioResult {
   file: StoredFile;
+  /** The written text that word offsets point into (an SSML document's text without its markup). */
+  text: string;
+  /** With `marks`. */
+  marks?: SpeechMark[];
   /** Length of the written file in seconds, as ffprobe reads it. */
   duration: number;
   /** With `timestamps`: every word with its times in the file, its span without the emoji at its ends (words.ts spokenSpan). */
@@ -117,8 +138,11 @@ export class Synthesizer {
     this.encoders.close();
   }
 
-  /** Checks what the schema cannot, once, before any work is queued: that the voice exists and the text is well-formed Unicode with words to speak. */
-  resolveVoice(request: { text: string; voice: string }): Voice {
+  /**
+   * Checks what the schema cannot, once, before any work is queued: that the voice exists, the text is well-formed
+   * Unicode with words to speak, and its SSML (if it is SSML) reads and asks nothing of the voice it cannot do.
+   */
+  resolveVoice(request: { text: string; voice: string; textType?: TextType }): Voice {
     const voice = this.engines.findVoice(request.voice);
     const engine = request.voice.slice(0, request.voice.indexOf(':')).toLowerCase();
     if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
@@ -130,7 +154,9 @@ export class Synthesizer {
     if (!request.text.isWellFormed()) {
       throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
     }
-    if (onlyEmoji(request.text)) {
+    const script = readScript(request.text, request.textType);
+    assertSpeakable(script, voice);
+    if (onlyEmoji(script.text)) {
       throw new AppError('UNSUPPORTED_TEXT', { field: 'text', message: 'The text holds only emoji, which are drawn in captions but never spoken: add words to speak.' });
     }
     return voice;
@@ -138,22 +164,22 @@ export class Synthesizer {
 
   /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
   async speak(request: SpeakRequest, maxSeconds: number, join?: JoinOptions): Promise<Speech> {
+    const script = readScript(request.text, request.textType);
     const chunks: SpokenSpan[] = [];
-    for await (const chunk of this.speakInOrder(request, maxSeconds)) chunks.push(chunk);
-    return joinSpeech(chunks, join);
+    for await (const chunk of this.speakInOrder(request, script, maxSeconds)) chunks.push(chunk);
+    return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks };
   }
 
   /**
-   * Speaks the text sentence by sentence, yielding each sentence in order as soon as it and those before it are
-   * spoken. `firstAlone`: nothing else competes with the first sentence for the cores (streaming waits for it).
+   * Speaks the script utterance by utterance, yielding each in order as soon as it and those before it are spoken.
+   * `firstAlone`: nothing else competes with the first one for the cores (streaming waits for it).
    */
-  async *speakInOrder(request: SpeakRequest, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
-    // Emoji are never spoken: a sentence of nothing else is no engine call.
-    const spans = splitSentences(silenceEmoji(request.text));
-    const characters = spans.reduce((sum, span) => sum + span.text.length, 0);
+  async *speakInOrder(request: SpeakRequest, script: Script, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
+    const { utterances } = script;
+    const characters = utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
     const budget = new OutputBudget(maxSeconds, characters);
     let spokenCharacters = 0;
-    for await (const spoken of mapInOrder(spans, SENTENCES_IN_FLIGHT, firstAlone, (span) => this.speakSpan(request, span))) {
+    for await (const spoken of mapInOrder(utterances, SENTENCES_IN_FLIGHT, firstAlone, (utterance) => this.speakUtterance(request, utterance))) {
       budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length);
       spokenCharacters += spoken.span.text.length;
       request.onProgress?.(spokenCharacters / Math.max(1, characters));
@@ -161,28 +187,45 @@ export class Synthesizer {
     }
   }
 
-  private async speakSpan(request: SpeakRequest, span: TextSpan): Promise<SpokenSpan> {
+  /** One utterance: its spoken text in its voice (another of the same engine for another language, where there is one), at its rate and volume. */
+  private async speakUtterance(request: SpeakRequest, utterance: Utterance): Promise<SpokenSpan> {
+    const voice = (utterance.language && this.engines.voiceFor?.(request.voice, utterance.language)) || request.voice;
+    const rate = utterance.rate;
+    // The voice says the rate itself where it can (naturalSpeed); elsewhere its audio is stretched.
+    const speed = voice.naturalSpeed && rate !== 1 ? (request.speed ?? 1) * rate : request.speed;
+    const chunk = await this.speakText({ ...request, voice, speed }, utterance.spoken.text);
+    const stretched = !voice.naturalSpeed && rate !== 1 ? await stretchChunk(this.ffmpeg, chunk, rate, request.signal) : chunk;
+    return {
+      ...withGain(stretched, utterance.volumeDb),
+      span: utterance.span,
+      ...(stretched.words ? { words: writtenWords(stretched.words, utterance) } : {}),
+      ...(utterance.pauseBefore === undefined ? {} : { pauseBefore: utterance.pauseBefore }),
+    };
+  }
+
+  private async speakText(request: SpeakRequest, text: string): Promise<SpeechChunk> {
     const { voice, speed, signal } = request;
     const synthesize = (engineSignal: AbortSignal | undefined) =>
-      this.engines.synthesize(voice.id, span.text, { signal: engineSignal, ...(speed === undefined ? {} : { speed }) }).catch((error: unknown) => {
+      this.engines.synthesize(voice.id, text, { signal: engineSignal, ...(speed === undefined ? {} : { speed }) }).catch((error: unknown) => {
         if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(voice.engine);
         throw error;
       });
-    if (!this.sentenceCache) return { ...(await synthesize(signal)), span };
-    const key = { voiceId: voice.id, engine: voice.engine, speed, text: span.text, partition: request.cachePartition };
+    if (!this.sentenceCache) return synthesize(signal);
+    const key = { voiceId: voice.id, engine: voice.engine, speed, text, partition: request.cachePartition };
     const { chunk, hit } = await this.sentenceCache.speak(key, synthesize, signal);
     this.observer?.sentenceCache(hit);
-    return { ...chunk, span };
+    return chunk;
   }
 
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
-    const { spoken, tempo } = splitSpeed(request.voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
     const { onProgress } = request;
     const speaking = { ...request, speed: spoken, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) };
-    const speech = await this.speak(speaking, this.limits.audioSeconds * tempo, { edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+    const speech = await this.speak(speaking, this.limits.audioSeconds * tempo, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
+    const written = speech.text ?? request.text;
     const published = await publishFiles(
       this.storage,
       { kind: 'audio', extension: encoding.extension },
@@ -191,8 +234,9 @@ export class Synthesizer {
           rethrowAsAppError('MEDIA_FAILED'),
         );
         const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
-        const words = request.timestamps ? timedWordsIn(request.text, speech, duration) : undefined;
-        return { duration, words, cues: words && audioCues(words) };
+        const words = request.timestamps || request.marks ? timedWordsIn(written, speech, duration) : undefined;
+        const marks = request.marks && words ? speechMarks(written, speech, words, duration) : undefined;
+        return { duration, words: request.timestamps ? words : undefined, marks, cues: request.timestamps && words ? audioCues(words) : undefined };
       },
       request.timestamps
         ? [
@@ -202,11 +246,11 @@ export class Synthesizer {
         : [],
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
     );
-    const { duration, words } = published.produced;
+    const { duration, words, marks } = published.produced;
     const [vtt, srt] = published.companions;
     // The captions show emoji with their word; the timestamps cover what is said.
-    const said = words?.map((word) => ({ ...word, ...spokenSpan(request.text, word) }));
-    return { file: published.file, duration, ...(said && vtt && srt ? { words: said, captions: { vtt, srt } } : {}) };
+    const said = words?.map((word) => ({ ...word, ...spokenSpan(written, word) }));
+    return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(said && vtt && srt ? { words: said, captions: { vtt, srt } } : {}) };
   }
 
   /**
@@ -215,12 +259,12 @@ export class Synthesizer {
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
     const { voice } = request;
-    const { spoken, tempo } = splitSpeed(voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
     const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
     const speaking = { ...request, speed: spoken };
     const maxSeconds = this.limits.audioSeconds * tempo;
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
-      const speech = await this.speak(speaking, maxSeconds);
+      const speech = await this.speak(speaking, maxSeconds, join);
       const folder = await this.scratch.folder('audio').catch(storageFailed);
       try {
         const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[request.encoding].extension}`);
@@ -234,7 +278,7 @@ export class Synthesizer {
       return;
     }
     let spokenFailure: unknown;
-    const pieces = this.pcmPieces(speaking, maxSeconds, voice.sampleRate);
+    const pieces = this.pcmPieces(speaking, maxSeconds, new SpeechJoiner(voice.sampleRate, join));
     // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
     void head.catch(() => undefined);
@@ -258,9 +302,8 @@ export class Synthesizer {
   }
 
   /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken. */
-  private async *pcmPieces(request: SpeakRequest, maxSeconds: number, sampleRate: number): AsyncGenerator<Buffer> {
-    const joiner = new SpeechJoiner(sampleRate);
-    for await (const chunk of this.speakInOrder(request, maxSeconds, true)) {
+  private async *pcmPieces(request: SpeakRequest, maxSeconds: number, joiner: SpeechJoiner): AsyncGenerator<Buffer> {
+    for await (const chunk of this.speakInOrder(request, readScript(request.text, request.textType), maxSeconds, true)) {
       const samples = joiner.push(chunk);
       if (samples.length > 0) yield pcmBytes(samples);
     }
@@ -311,4 +354,34 @@ async function* mapInOrder<T, R>(items: readonly T[], limit: number, firstAlone:
   } finally {
     stopped = true;
   }
+}
+
+/** The engine's words, which point into the utterance's spoken text, moved to the written words they stand for (offsets within its span). */
+function writtenWords(words: readonly WordTiming[], utterance: Utterance): WordTiming[] {
+  return words.flatMap((word) => {
+    const written = utterance.spoken.sourceSpan(word.textOffset, word.textOffset + word.textLength);
+    if (!written) return [];
+    return [{ ...word, textOffset: written.offset - utterance.span.offset, textLength: written.length }];
+  });
+}
+
+/** The chunk louder or softer by `decibels` (-Infinity: silent), held within 16 bits. */
+function withGain<T extends SpeechChunk>(chunk: T, decibels: number): T {
+  if (decibels === 0) return chunk;
+  const gain = 10 ** (decibels / 20);
+  const samples = Int16Array.from(chunk.samples, (sample) => Math.max(-32768, Math.min(32767, Math.round(sample * gain))));
+  return { ...chunk, samples };
+}
+
+/** The chunk `rate` times faster, its pitch kept (ffmpeg's atempo), its word times moved with it. */
+async function stretchChunk(ffmpeg: Ffmpeg, chunk: SpeechChunk, rate: number, signal?: AbortSignal): Promise<SpeechChunk> {
+  const format = ['-f', 's16le', '-ar', String(chunk.sampleRate), '-ac', '1'];
+  const { stdout } = await runProcess(
+    ffmpeg.tools.ffmpeg,
+    ['-nostdin', '-hide_banner', '-v', 'error', ...format, '-i', 'pipe:0', '-af', `atempo=${rate}`, ...format, 'pipe:1'],
+    { input: pcmBytes(chunk.samples), signal },
+  ).catch(rethrowAsAppError('MEDIA_FAILED'));
+  const samples = new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2)).slice();
+  const words = chunk.words?.map((word) => ({ ...word, start: word.start / rate, end: word.end / rate }));
+  return { samples, sampleRate: chunk.sampleRate, ...(words ? { words } : {}) };
 }

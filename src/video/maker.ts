@@ -6,6 +6,7 @@ import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
+import { writtenText, type TextType } from '../speech/read-script.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
 import type { Channels, Music } from './soundtrack.js';
@@ -53,6 +54,8 @@ export interface VideoResult {
   /** Length of the video file in seconds, as ffprobe reads it. */
   duration: number;
   size: FrameSize;
+  /** Characters billed: the text's, without SSML markup. */
+  characters: number;
 }
 
 /** Text → narrated MP4 + WebVTT in storage, published together under one name or not at all. Knows nothing of HTTP. */
@@ -78,9 +81,9 @@ export class VideoMaker {
   }
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
-  resolveVoice(request: { text: string; voice: string; subtitles: boolean; look?: Partial<CaptionLook> }): Voice {
+  resolveVoice(request: { text: string; textType?: TextType; voice: string; subtitles: boolean; look?: Partial<CaptionLook> }): Voice {
     const voice = this.synthesizer.resolveVoice(request);
-    if (request.subtitles) assertDrawable(request.text, captionFont(resolveLook(request.look).family));
+    if (request.subtitles) assertDrawable(writtenText(request.text, request.textType), captionFont(resolveLook(request.look).family));
     return voice;
   }
 
@@ -91,7 +94,7 @@ export class VideoMaker {
       this.synthesizer.limits.videoSeconds,
     );
     const size = frameSize(request.resolution, request.aspectRatio);
-    const captions = layoutCaptions({ text: request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language });
+    const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language });
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -123,7 +126,7 @@ export class VideoMaker {
     onProgress?.(1);
     const [vtt] = published.companions;
     if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
-    return { video: published.file, captions: vtt, duration: published.produced, size };
+    return { video: published.file, captions: vtt, duration: published.produced, size, characters: (speech.text ?? request.text).length };
   }
 }
 

@@ -58,15 +58,15 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { input, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
+      const { input, text_type: textType, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
       const voiceId = resolveVoice(app.engines, typeof voice === 'string' ? voice : voice.id);
-      const resolved = app.synthesizer.resolveVoice({ text: input, voice: voiceId });
+      const resolved = app.synthesizer.resolveVoice({ text: input, voice: voiceId, textType });
       const encoding = ENCODINGS[response_format];
       const sse = stream_format === 'sse';
       const { body, begun } = responseBody(sse, input.length);
       const job = app.jobs
         .run('speech', jobClient(request, input.length), (signal) =>
-          app.synthesizer.streamAudio({ text: input, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
+          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
         )
         .then(
           () => undefined,

@@ -1,0 +1,36 @@
+// A request's text → the script the synthesizer speaks: SSML when `text_type` says so (or, left out, when the text
+// starts with <speak>), plain text otherwise.
+import { AppError } from '../errors.js';
+import type { Voice } from '../engines/voice.js';
+import { plainScript, type Script } from './script.js';
+import { looksLikeSsml, parseSsml } from './ssml/parse.js';
+import { ssmlScript } from './ssml/script.js';
+
+export type TextType = 'text' | 'ssml';
+
+/** Engines that take words as IPA (SSML phoneme). */
+const PHONEME_ENGINES: ReadonlySet<string> = new Set();
+
+export function isSsml(text: string, textType: TextType | undefined): boolean {
+  return textType === 'ssml' || (textType === undefined && looksLikeSsml(text));
+}
+
+/** The script of a request's text; 400 INVALID_SSML for SSML it cannot read (naming `field`). */
+export function readScript(text: string, textType?: TextType, field = 'text'): Script {
+  return isSsml(text, textType) ? ssmlScript(parseSsml(text, field), field) : plainScript(text);
+}
+
+/** The written text of a request (SSML without its markup): what captions show and billing counts. */
+export function writtenText(text: string, textType?: TextType): string {
+  return isSsml(text, textType) ? readScript(text, textType).text : text;
+}
+
+/** 422 UNSUPPORTED_SSML when the script asks of the voice what its engine cannot do. */
+export function assertSpeakable(script: Script, voice: Voice, field = 'text'): void {
+  if (script.phonemes && !PHONEME_ENGINES.has(voice.engine)) {
+    throw new AppError('UNSUPPORTED_SSML', {
+      field,
+      message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}): write the word as it sounds, or use <sub alias="...">.`,
+    });
+  }
+}
