@@ -1,11 +1,19 @@
 import { MappedTextBuilder, type MappedText } from '../engines/mapped-text.js';
-import { ENGLISH_READERS } from './normalize/index.js';
+import { ENGLISH_READERS, wordAfter, wordBefore } from './normalize/index.js';
 
 /**
- * Where a reading may start: a word's first letter or digit (not one after a dot inside a word, as in "v1.2"), or a
- * sign that starts one ($, +, a minus, a bracket).
+ * Where a reading may start: a word's first letter; a digit but one inside a word (after a letter, or after a dot or
+ * an apostrophe within one, as in "v1.2"); a sign that starts one ($, +, a minus, a bracket).
  */
-const READING_START = /(?<![\p{L}\p{N}_'’]|[\p{L}\p{N}]\.)[\p{L}\p{N}]|[$€£¥+(\-−]/gu;
+const READING_START = /(?<![\p{L}\p{N}_'’])\p{L}|(?<![\p{L}\p{N}_]|[\p{L}\p{N}][.'’])\p{N}|[$€£¥+(\-−]/gu;
+/** A word of letters none of which is Latin. */
+const OTHER_SCRIPT_WORD = /^(?=.*\p{L})[^\p{Script=Latin}]*$/u;
+
+/** Whether the words on either side of a span are in other scripts: "Привет 5 раз" is not English to read. */
+function amidOtherScripts(text: string, start: number, end: number): boolean {
+  const around = [wordBefore(text, start)?.text, wordAfter(text, end)].filter((word) => word !== undefined && /\p{L}/u.test(word));
+  return around.length > 0 && around.every((word) => OTHER_SCRIPT_WORD.test(word!));
+}
 
 /** The first reader's reading of the text at `start`. */
 function readAt(text: string, start: number): { spoken: string; end: number } | undefined {
@@ -13,7 +21,9 @@ function readAt(text: string, start: number): { spoken: string; end: number } | 
     reader.pattern.lastIndex = start;
     const match = reader.pattern.exec(text);
     const reading = match ? reader.read(match, text) : undefined;
-    if (match && reading) return { spoken: reading.spoken, end: start + (reading.length ?? match[0].length) };
+    if (!match || !reading) continue;
+    const end = start + (reading.length ?? match[0].length);
+    return amidOtherScripts(text, start, end) ? undefined : { spoken: reading.spoken, end };
   }
   return undefined;
 }

@@ -42,6 +42,8 @@ describe('normalizeEnglish: what is said', () => {
     ['It costs $1.01, £1.01, €1 or $2 billion.', 'It costs one dollar and one cent, one pound and one penny, one euro or two billion dollars.'],
     ['v1.2.3 runs on 192.168.0.1 at 12:00.', "version one point two point three runs on one hundred ninety-two dot one hundred sixty-eight dot zero dot one at twelve o'clock."],
     ['B2B, MP3, 4x4 and 3D in the 80s.', 'B two B, M P three, four X four and three D in the eighties.'],
+    ['The 1st of May: $1.5M, $20k, 555-1234.', 'The first of May: one point five million dollars, twenty thousand dollars, five five five, one two three four.'],
+    ["The '90s and '05.", "The 'nineties and 'oh five."],
   ])('%s', (text, said) => {
     expect(normalizeEnglish(text).text).toBe(said);
   });
@@ -64,11 +66,15 @@ describe('normalizeEnglish: what is said', () => {
     );
   });
 
-  it('leaves other scripts, and the digits within them, alone', () => {
-    const text = '東京は3月に行きます。Привет, мир!';
+  it('leaves other scripts alone, and numbers within them or between their words', () => {
+    const text = '東京は3月に行きます。Привет, мир! Привет 5 раз. 価格は $5 です。';
     const mapped = normalizeEnglish(text);
     expect(mapped.text).toBe(text);
     for (let index = 0; index < text.length; index++) expect(mapped.sourceSpan(index, index + 1)).toEqual({ offset: index, length: 1 });
+  });
+
+  it('reads numbers beside English words in a text of other scripts', () => {
+    expect(normalizeEnglish('東京 has 3 lines').text).toBe('東京 has three lines');
   });
 });
 

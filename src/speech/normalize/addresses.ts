@@ -35,12 +35,12 @@ const email: Reader = {
 };
 
 /**
- * Phone numbers, US ("(555) 123-4567", "555-123-4567", "+1 555 123 4567") or international with a plus ("+44 20 7946
+ * Phone numbers, US ("(555) 123-4567", "555-123-4567", "+1 555 123 4567", "555-1234") or international with a plus ("+44 20 7946
  * 0958"): digit by digit, a comma between groups for a pause, the plus said with the country code.
  */
 const phone: Reader = {
   pattern: sticky(
-    String.raw`(?:(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}|\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5})(?![\p{L}\p{N}]|[.-]\d)`,
+    String.raw`(?:(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}|\d{3}-\d{4}|\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5})(?![\p{L}\p{N}]|[.-]\d)`,
   ),
   read: ([written]) => ({
     spoken: written.match(/\+?\d+/g)!.map((group) => (group.startsWith('+') ? `plus ${digitWords(group.slice(1))}` : digitWords(group))).join(', '),

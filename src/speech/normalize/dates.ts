@@ -1,5 +1,5 @@
 import { cardinal, digitWords, ordinalOf, pairedWords } from './number-words.js';
-import { readingWithPeriod, sticky, WORD_END, type Reader } from './reader.js';
+import { readingWithPeriod, sticky, WORD_END, wordBefore, type Reader } from './reader.js';
 
 export const MONTHS = 'January February March April May June July August September October November December'.split(' ');
 const SHORT_MONTHS = 'Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec'.split(' ');
@@ -12,17 +12,20 @@ function monthOf(name: string): string | undefined {
   return MONTHS.find((month) => month.startsWith(short));
 }
 
-/** Two-digit years say their leading zero: '05 "oh five". */
-function yearWords(digits: string): string {
+/** Years of four digits in pairs; of two, with their leading zero said: '05 "oh five". */
+export function yearWords(digits: string): string {
   if (digits.length === 4) return pairedWords(digits);
   return digits.startsWith('0') ? `oh ${digitWords(digits.slice(1))}` : cardinal(digits);
 }
 
-/** "March fifteenth, twenty twenty-four"; undefined when the month or the day cannot be. */
-function dateWords(month: string | undefined, day: number, year: string | undefined, dayFirst = false): string | undefined {
+/**
+ * "March fifteenth, twenty twenty-four", or with `dayFirstAfter` ("the " or nothing) "the fifteenth of March"; undefined
+ * when the month or the day cannot be.
+ */
+function dateWords(month: string | undefined, day: number, year: string | undefined, dayFirstAfter?: string): string | undefined {
   if (!month || day < 1 || day > 31) return undefined;
   const dayWords = ordinalOf(cardinal(String(day)));
-  const date = dayFirst ? `the ${dayWords} of ${month}` : `${month} ${dayWords}`;
+  const date = dayFirstAfter === undefined ? `${month} ${dayWords}` : `${dayFirstAfter}${dayWords} of ${month}`;
   return year ? `${date}, ${yearWords(year)}` : date;
 }
 
@@ -55,10 +58,14 @@ const monthDay: Reader = {
   read: ([, month, day, year]) => spoken(dateWords(monthOf(month!), Number(day), year)),
 };
 
-/** "15 March 2024", "1st of May". */
+/** "15 March 2024" the fifteenth of March, twenty twenty-four; "the 1st of May" the first of May. */
 const dayMonth: Reader = {
   pattern: sticky(String.raw`${DAY}\s(?:of\s)?${MONTH}${YEAR}${WORD_END}`),
-  read: ([, day, month, year]) => spoken(dateWords(monthOf(month!), Number(day), year, true)),
+  read: (match, source) => {
+    const [, day, month, year] = match;
+    const article = /^the$/i.test(wordBefore(source, match.index)?.text ?? '') ? '' : 'the ';
+    return spoken(dateWords(monthOf(month!), Number(day), year, article));
+  },
 };
 
 /** "3:30 pm", "15:45", "7am", "8:15 p.m.": hours and minutes, with a.m. or p.m. said as letters. */

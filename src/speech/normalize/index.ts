@@ -5,6 +5,7 @@ import type { Reader } from './reader.js';
 import { abbreviation, alphanumeric, roman } from './words.js';
 
 export type { Reader, Reading } from './reader.js';
+export { wordAfter, wordBefore } from './reader.js';
 
 /** The readers of English text, first taker first: the longer and surer forms before the numbers they contain. */
 export const ENGLISH_READERS: readonly Reader[] = [

@@ -1,4 +1,4 @@
-import { MONTHS } from './dates.js';
+import { MONTHS, yearWords } from './dates.js';
 import { cardinal, numberWords, ordinalOf, pairedWords, pluralOf } from './number-words.js';
 import { NUMBER, sticky, WHOLE, WORD_END, wordAfter, wordBefore, type Reader } from './reader.js';
 
@@ -28,12 +28,17 @@ function amountWords(amount: string, currency: Currency): string {
   return said.join(' and ');
 }
 
-/** "$15" fifteen dollars, "£3.20" three pounds and twenty pence, "$1.5 million" one point five million dollars. */
+const SCALES: Record<string, string> = { k: 'thousand', K: 'thousand', m: 'million', M: 'million', mn: 'million', bn: 'billion', B: 'billion', tn: 'trillion' };
+
+/** "$15" fifteen dollars, "£3.20" three pounds and twenty pence, "$1.5 million" and "$1.5M" one point five million dollars. */
 const money: Reader = {
-  pattern: sticky(String.raw`([$€£¥])\s?(${WHOLE}(?:\.\d+)?)(?:\s(thousand|million|billion|trillion)${WORD_END})?${WORD_END}`),
-  read: ([, symbol, amount, scale]) => {
+  pattern: sticky(
+    String.raw`([$€£¥])\s?(${WHOLE}(?:\.\d+)?)(?:\s(thousand|million|billion|trillion)|(${Object.keys(SCALES).join('|')}))?${WORD_END}`,
+  ),
+  read: ([, symbol, amount, scale, scaleLetters]) => {
     const currency = CURRENCIES[symbol!]!;
-    return { spoken: scale ? `${numberWords(amount!)} ${scale} ${currency.many}` : amountWords(amount!, currency) };
+    const said = scale ?? SCALES[scaleLetters ?? ''];
+    return { spoken: said ? `${numberWords(amount!)} ${said} ${currency.many}` : amountWords(amount!, currency) };
   },
 };
 
@@ -98,13 +103,14 @@ const version: Reader = {
   read: ([, numbers]) => ({ spoken: `version ${numbers!.split('.').map(cardinal).join(' point ')}` }),
 };
 
-/** Plain numbers: cardinals, decimals, years, and dotted runs such as versions ("1.2.3" one dot two dot three). */
+/** Plain numbers: cardinals, decimals, years ("'05" oh five), and dotted runs such as addresses ("1.2.3" one dot two dot three). */
 const plainNumber: Reader = {
   pattern: sticky(String.raw`(?:(\d+(?:\.\d+){2,})|(${NUMBER}))(?![\p{L}\p{N}]|\.\d)`),
   read: (match, source) => {
     const [, dotted, plain = ''] = match;
     if (dotted) return { spoken: dotted.split('.').map(cardinal).join(' dot ') };
     if (/^[1-9]\d{3}$/.test(plain) && isYear(plain, source, match.index)) return { spoken: pairedWords(plain) };
+    if (/^\d\d$/.test(plain) && /['’]/.test(source[match.index - 1] ?? '')) return { spoken: yearWords(plain) };
     return { spoken: numberWords(plain) };
   },
 };
