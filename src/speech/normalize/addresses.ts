@@ -15,13 +15,18 @@ function spelled(address: string): string {
   }).filter(Boolean).join(' ');
 }
 
+// Bounded, as the standards bound them, so that a long run of letters and dashes or dots is not scanned from each of its words.
+const LABEL = String.raw`[A-Za-z\d-]{1,63}`;
+const ADDRESS_REST = String.raw`[^\s<>"'()]{0,2000}`;
 const TOP_DOMAINS = 'com|org|net|edu|gov|io|dev|app|ai|co|uk|us|eu|de|fr|info|me|tv';
 /** Marks that end the sentence around an address rather than the address. */
 const TRAILING_MARKS = /[.,;:!?'"’”)\]]+$/;
 
 /** Web addresses with a scheme or www, or a name under a common top-level domain; the scheme is not said. */
 const url: Reader = {
-  pattern: sticky(String.raw`(?:https?://|www\.)[^\s<>"'()]+|(?:[A-Za-z\d-]+\.)+(?:${TOP_DOMAINS})(?![\p{L}\p{N}-])(?:/[^\s<>"'()]*)?`),
+  pattern: sticky(
+    String.raw`(?:https?://|www\.)${ADDRESS_REST}|(?:${LABEL}\.){1,8}(?:${TOP_DOMAINS})(?![\p{L}\p{N}-])(?:/${ADDRESS_REST})?`,
+  ),
   read: ([written]) => {
     const address = written.replace(TRAILING_MARKS, '');
     return { spoken: spelled(address.replace(/^https?:\/\//, '').replace(/\/$/, '')), length: address.length };
@@ -30,7 +35,7 @@ const url: Reader = {
 
 /** "jane@example.org" jane at example dot org. */
 const email: Reader = {
-  pattern: sticky(String.raw`[A-Za-z\d._%+-]+@[A-Za-z\d-]+(?:\.[A-Za-z\d-]+)+${WORD_END}`),
+  pattern: sticky(String.raw`[A-Za-z\d._%+-]{1,64}@${LABEL}(?:\.${LABEL}){1,8}${WORD_END}`),
   read: ([written]) => ({ spoken: spelled(written) }),
 };
 

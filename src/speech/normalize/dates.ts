@@ -80,7 +80,7 @@ const time: Reader = {
     const said = [cardinal(String(hour))];
     if (minutes === '00' && !meridiem) said.push(hour >= 1 && hour <= 12 ? "o'clock" : 'hundred');
     else if (minutes && minutes !== '00') said.push(minutes.startsWith('0') ? `oh ${cardinal(minutes)}` : cardinal(minutes));
-    if (seconds) said.push(`and ${cardinal(seconds)} seconds`);
+    if (seconds && seconds !== '00') said.push(`and ${cardinal(seconds)} seconds`);
     if (meridiem) said.push(`${meridiem.toUpperCase()} M`);
     return readingWithPeriod(said.join(' '), match, source, true);
   },
