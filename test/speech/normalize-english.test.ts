@@ -43,7 +43,8 @@ describe('normalizeEnglish: what is said', () => {
     ['v1.2.3 runs on 192.168.0.1 at 12:00:00.', "version one point two point three runs on one hundred ninety-two dot one hundred sixty-eight dot zero dot one at twelve o'clock."],
     ['B2B, MP3, 4x4 and 3D in the 80s.', 'B two B, M P three, four X four and three D in the eighties.'],
     ['The 1st of May: $1.5M, $20k, 555-1234.', 'The first of May: one point five million dollars, twenty thousand dollars, five five five, one two three four.'],
-    ["The '90s and '05.", "The 'nineties and 'oh five."],
+    ["The '90s and '05, 100s and 1000s of people.", "The 'nineties and 'oh five, hundreds and thousands of people."],
+    ['Pick 1,2,3; +3% or +1 kg.', 'Pick one,two,three; plus three percent or plus one kilogram.'],
   ])('%s', (text, said) => {
     expect(normalizeEnglish(text).text).toBe(said);
   });
@@ -61,8 +62,8 @@ describe('normalizeEnglish: what is said', () => {
   });
 
   it('reads Roman numerals after counting words and names only', () => {
-    expect(normalizeEnglish('Part I, Henry V, Malcolm X, Henry I, the IV drip, Type C, Washington DC').text).toBe(
-      'Part one, Henry the fifth, Malcolm X, Henry I, the IV drip, Type C, Washington DC',
+    expect(normalizeEnglish('Part I, Henry V, Malcolm X, Henry I, the IV drip, Type C, Washington DC, WW II').text).toBe(
+      'Part one, Henry the fifth, Malcolm X, Henry I, the IV drip, Type C, Washington DC, WW two',
     );
   });
 

@@ -69,9 +69,9 @@ export function pairedWords(digits: string): string {
 
 /** A number as written, sign, thousands separators and decimals included: "-1,234.5" → "minus one thousand two hundred thirty-four point five". */
 export function numberWords(written: string): string {
-  const [, sign, whole, fraction] = /^([-−]?)([\d,]*)(?:\.(\d+))?$/.exec(written) ?? ['', '', written, undefined];
+  const [, sign, whole, fraction] = /^([-−+]?)([\d,]*)(?:\.(\d+))?$/.exec(written) ?? ['', '', written, undefined];
   const digits = whole!.replace(/,/g, '');
   let words = /^0\d/.test(digits) ? digitWords(digits) : cardinal(digits || '0');
   if (fraction !== undefined) words += ` point ${digitWords(fraction)}`;
-  return sign ? `minus ${words}` : words;
+  return sign ? `${sign === '+' ? 'plus' : 'minus'} ${words}` : words;
 }

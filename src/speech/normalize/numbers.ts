@@ -65,7 +65,7 @@ const unit: Reader = {
   pattern: sticky(String.raw`(${NUMBER})\s?(${UNIT_NAMES.join('|')})(?![\p{L}\p{N}/])`),
   read: ([, number, name]) => {
     const [one, many = `${one}s`] = UNITS[name!]!;
-    return { spoken: `${numberWords(number!)} ${/^[-−]?1$/.test(number!) ? one : many}` };
+    return { spoken: `${numberWords(number!)} ${/^[-−+]?1$/.test(number!) ? one : many}` };
   },
 };
 
@@ -75,10 +75,13 @@ const ordinal: Reader = {
   read: ([, digits]) => ({ spoken: ordinalOf(cardinal(digits!.replace(/,/g, ''))) }),
 };
 
-/** "1990s" nineteen nineties, "80s" eighties. */
+/** "1990s" nineteen nineties, "80s" eighties, "100s" hundreds. */
 const decade: Reader = {
-  pattern: sticky(String.raw`(\d0|\d{3}0)'?s${WORD_END}`),
-  read: ([, digits]) => ({ spoken: pluralOf(digits!.length === 4 ? pairedWords(digits!) : cardinal(digits!)) }),
+  pattern: sticky(String.raw`(\d0|100|\d{3}0)'?s${WORD_END}`),
+  read: ([, digits]) => {
+    if (/^10+$/.test(digits!)) return { spoken: pluralOf(cardinal(digits!).replace(/^one /, '')) };
+    return { spoken: pluralOf(digits!.length === 4 ? pairedWords(digits!) : cardinal(digits!)) };
+  },
 };
 
 const MONTH_NAMES = new Set(MONTHS);

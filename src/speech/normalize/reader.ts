@@ -16,8 +16,8 @@ export interface Reader {
 
 /** Whole digits, with or without thousands separators. */
 export const WHOLE = String.raw`(?:\d{1,3}(?:,\d{3})+|\d+)`;
-/** A written number: optional minus, whole digits, optional decimals. */
-export const NUMBER = String.raw`(?<![\p{L}\p{N}])[-−]?${WHOLE}(?:\.\d+)?`;
+/** A written number: optional sign, whole digits, optional decimals. */
+export const NUMBER = String.raw`(?<![\p{L}\p{N}])[-−+]?${WHOLE}(?:\.\d+)?`;
 /** Nothing of a word or a number follows (a number goes on past ".5"). */
 export const WORD_END = String.raw`(?![\p{L}\p{N}]|\.\d)`;
 

@@ -59,7 +59,7 @@ const ROMAN = /^(?:XL|L?X{0,3})(?:IX|IV|V?I{0,3})$/;
 const ROMAN_VALUES: Record<string, number> = { I: 1, V: 5, X: 10, L: 50 };
 /** Words after which a numeral counts: "Chapter IV" chapter four, "World War II" world war two. */
 const COUNTED = new Set(
-  'chapter part volume vol book act scene section war phase stage type class level article appendix episode round grade tier category figure table psalm canto unit step'.split(' '),
+  'chapter part volume vol book act scene section war ww phase stage type class level article appendix episode round grade tier category figure table psalm canto unit step'.split(' '),
 );
 /** Capitalized words that are no name: "The IV" stays as written. */
 const NOT_NAMES = new Set('The A An And Or But Of In On At To For With By From As Is It My Our Your His Her Their Its This That These Those He She We They You If So Not No'.split(' '));
