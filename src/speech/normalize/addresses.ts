@@ -15,7 +15,7 @@ function spelled(address: string): string {
   }).filter(Boolean).join(' ');
 }
 
-// Bounded, as the standards bound them, so that a long run of letters and dashes or dots is not scanned from each of its words.
+// Bounded as the standards bound them, so that a long run of letters and dashes or dots is not scanned from each word.
 const LABEL = String.raw`[A-Za-z\d-]{1,63}`;
 const ADDRESS_REST = String.raw`[^\s<>"'()]{0,2000}`;
 const TOP_DOMAINS = 'com|org|net|edu|gov|io|dev|app|ai|co|uk|us|eu|de|fr|info|me|tv';
@@ -40,8 +40,8 @@ const email: Reader = {
 };
 
 /**
- * Phone numbers, US ("(555) 123-4567", "555-123-4567", "+1 555 123 4567", "555-1234") or international with a plus ("+44 20 7946
- * 0958"): digit by digit, a comma between groups for a pause, the plus said with the country code.
+ * Phone numbers, US ("(555) 123-4567", "555-123-4567", "+1 555 123 4567", "555-1234") or international with a plus
+ * ("+44 20 7946 0958"): digit by digit, a comma between groups for a pause, the plus said with the country code.
  */
 const phone: Reader = {
   pattern: sticky(
