@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { NonBlankText } from './fields.js';
+import { LexiconIds, NonBlankText } from './fields.js';
 
 /** OpenAI's limit for `input`. */
 export const MAX_SPEECH_INPUT = 4096;
@@ -37,6 +37,7 @@ export const SpeechRequest = Type.Object(
         description: '`audio`: the bytes themselves; `sse`: server-sent events `speech.audio.delta` (base64) then `speech.audio.done`.',
       }),
     ),
+    lexicons: Type.Optional(LexiconIds),
   },
   { additionalProperties: false },
 );

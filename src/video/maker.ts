@@ -5,6 +5,7 @@ import { rethrowAsAppError } from '../media/process.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
+import type { Lexicon } from '../speech/lexicon.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
@@ -43,6 +44,8 @@ export interface VideoRequest {
   onWarning?: (message: string, cause: unknown) => void;
   /** The sentence cache's partition the narration reads and fills (SpeakRequest.cachePartition). */
   cachePartition?: string;
+  /** Pronunciation lexicons of the narration (SpeakRequest.lexicons). */
+  lexicons?: Lexicon[];
   /** Runs before the files are published; a throw publishes nothing (see publishFiles). */
   beforePublish?: () => Promise<void>;
 }
