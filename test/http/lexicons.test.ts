@@ -1,6 +1,7 @@
 // Issue 23: pronunciation lexicons over HTTP. Uploaded, read, listed and deleted by the key that made them and
 // by no other; checked on upload (malformed XML, entities, size, nesting); named in synthesis requests and carried
 // on to the synthesizer, queued jobs included.
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ErrorBody } from '../../src/api/errors.js';
 import type { JobAccepted, JobStatus } from '../../src/api/jobs.js';
@@ -8,7 +9,11 @@ import { LEXICON_MEDIA_TYPES, type LexiconList, type LexiconResponse } from '../
 import type { OpenAiErrorBody } from '../../src/api/openai.js';
 import { MAX_LEXICONS_PER_CLIENT } from '../../src/speech/lexicon-store.js';
 import type { Lexicon } from '../../src/speech/lexicon.js';
-import { useTestApp, type TestApp } from '../helpers/helpers.js';
+import { loadConfig } from '../../src/config.js';
+import { openWorker } from '../../src/jobs/open-worker.js';
+import type { JobSpec } from '../../src/jobs/spec.js';
+import { buildTestApp, useTestApp, type TestApp } from '../helpers/helpers.js';
+import { useRedis } from '../helpers/redis-server.js';
 
 const KEYS = { a: 'lexicon-key-a-0001', b: 'lexicon-key-b-0002' } as const;
 type Tenant = keyof typeof KEYS;
@@ -139,6 +144,16 @@ describe('pronunciation lexicons', () => {
     expect(aliasesOf(stream.mock.calls.at(-1)?.[0].lexicons)).toEqual(expected);
   });
 
+  it('a job carries the ids and reads them again where it runs: a lexicon deleted after the job was checked fails it, 422', async () => {
+    const lexicon = await stored(t, 'a');
+    const tenant = `key:${createHash('sha256').update(KEYS.a).digest('hex').slice(0, 16)}`;
+    const spec: JobSpec = { operation: 'tts', request: { text: 'voxreel.', voice: 'espeak-ng:en-us', lexicons: [lexicon.id] } };
+    await t.app.executor.check(spec, tenant);
+    expect((await t.app.inject({ method: 'DELETE', url: `/lexicons/${lexicon.id}`, headers: auth('a') })).statusCode).toBe(204);
+    const made = t.app.executor.execute(spec, { tenant, signal: new AbortController().signal });
+    await expect(made).rejects.toMatchObject({ code: 'UNKNOWN_LEXICON', field: 'lexicons.0', statusCode: 422 });
+  });
+
   it('refuses malformed XML with 400 naming the line and column', async () => {
     const response = await upload(t, 'a', DOCUMENT.replace('</grapheme>\n    <alias>', '</graphem>\n    <alias>'));
     expect(response.statusCode).toBe(400);
@@ -204,6 +219,39 @@ describe('pronunciation lexicons', () => {
     expect((await t.app.inject({ method: 'DELETE', url: `/lexicons/${made[0]!.id}`, headers: auth('b') })).statusCode).toBe(204);
     expect((await upload(t, 'b', DOCUMENT)).statusCode).toBe(201);
   });
+});
+
+describe('pronunciation lexicons with jobs queued in Redis', () => {
+  const redis = useRedis();
+
+  it("a `voxreel worker` reads a job's lexicons from the shared ASSETS_DIR by their ids, and refuses one deleted since", async () => {
+    const env = { ...APP_ENV, REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' };
+    const api = await buildTestApp(env);
+    try {
+      const kept = await stored(api, 'a');
+      const deleted = await stored(api, 'a');
+      const submit = async (lexicons: string[]) => {
+        const payload = { text: 'voxreel in a worker.', voice: 'espeak-ng:en-us', lexicons, async: true };
+        const response = await api.app.inject({ method: 'POST', url: '/tts', payload, headers: auth('a') });
+        expect(response.statusCode, response.body).toBe(202);
+        return response.json<JobAccepted>().id;
+      };
+      const good = await submit([kept.id]);
+      const gone = await submit([kept.id, deleted.id]);
+      expect((await api.app.inject({ method: 'DELETE', url: `/lexicons/${deleted.id}`, headers: auth('a') })).statusCode).toBe(204);
+
+      const config = loadConfig({ ...env, OUTPUT_DIR: api.outputDir, LOG_LEVEL: 'silent', WARM_VOICE: 'none' });
+      const worker = await openWorker({ ...config, redisUrl: redis.url }, { info: () => {}, warn: () => {}, error: () => {} });
+      try {
+        expect(await settle(api, good)).toMatchObject({ state: 'succeeded' });
+        expect(await settle(api, gone)).toMatchObject({ state: 'failed', error: { code: 'UNKNOWN_LEXICON', field: 'lexicons.1' } });
+      } finally {
+        await worker.close(1000);
+      }
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
 });
 
 async function settle(t: TestApp, id: string): Promise<JobStatus> {
