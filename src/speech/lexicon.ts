@@ -167,7 +167,9 @@ export function parseLexicon(xml: string): Lexicon {
     if (error instanceof AppError) throw error;
     // saxes says `<line>:<column>: <what>` (a file name first when given one; none is).
     const [, line, column, problem] = /^(\d+):(\d+): (.*)$/s.exec(error instanceof Error ? error.message : '') ?? [];
-    throw line ? invalid(Number(line), Number(column), problem ?? 'malformed XML.') : fail('malformed XML.');
+    // Anything else is no parse error but a fault of ours: it stays what it is (a 500), not a 400 for the client.
+    if (!line) throw error;
+    throw invalid(Number(line), Number(column), problem ?? 'malformed XML.');
   }
   if (!lexicon) throw fail('there is no <lexicon> element.');
   return lexicon;
