@@ -9,12 +9,15 @@ export const ErrorTable = {
   UNSUPPORTED_SSML: { status: 422, message: 'This voice cannot do what the SSML asks (docs/api.md, SSML, says which engine does what).' },
   OUTPUT_TOO_LONG: { status: 422, message: 'The text makes more audio than one request may; split it into several requests.' },
   INVALID_ASSET: { status: 422, message: 'The file is damaged or truncated: it does not decode.' },
+  INVALID_LEXICON: { status: 400, message: 'The pronunciation lexicon is not valid PLS 1.0.' },
+  UNKNOWN_LEXICON: { status: 422, message: 'No lexicon of yours has this id; it may have been deleted (POST /lexicons uploads one).' },
   UNKNOWN_ASSET: { status: 422, message: 'No asset of the kind this field takes has this id; it may have expired or been deleted (POST /assets uploads one).' },
   UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>).' },
   NOT_FOUND: { status: 404, message: 'No such route or file.' },
   JOB_NOT_FOUND: { status: 404, message: 'No job has this id; it may have expired (JOB_RETENTION_HOURS).' },
   JOB_CANCELLED: { status: 409, message: 'The job was cancelled (DELETE /jobs/{id}).' },
   ASSET_NOT_FOUND: { status: 404, message: 'No asset has this id; it may have expired or been deleted.' },
+  LEXICON_NOT_FOUND: { status: 404, message: 'No lexicon has this id; it may have been deleted.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This route does not accept that method.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
@@ -37,6 +40,7 @@ export const ErrorTable = {
   STORAGE_UNAVAILABLE: { status: 503, message: 'The file storage does not answer; retry later.' },
   STORAGE_FULL: { status: 507, message: 'The server is low on disk space and takes no uploads now; retry later.' },
   ASSET_QUOTA_EXCEEDED: { status: 507, message: 'Your assets would pass the bytes kept per client (ASSET_QUOTA_MB); delete some or wait until they expire.' },
+  LEXICON_QUOTA_EXCEEDED: { status: 507, message: 'You keep as many lexicons as one client may; delete one (DELETE /lexicons/{id}) first.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ErrorTable;

@@ -39,3 +39,9 @@ export const Billed = {
     Type.Boolean({ description: 'The same request was answered before and its file still exists: this is that file, priced at PRICE_CACHE_HIT_FACTOR.' }),
   ),
 };
+
+/** Pronunciation lexicons a synthesis request uses (POST /lexicons); the earlier ones win where they overlap. */
+export const LexiconIds = Type.Array(Type.String({ minLength: 1, maxLength: 64, description: 'The id of one of your lexicons (POST /lexicons).' }), {
+  maxItems: 5,
+  description: 'Up to 5 ids of your pronunciation lexicons, applied in this order: where two give a word, the earlier one wins (docs/api.md, Pronunciation lexicons).',
+});

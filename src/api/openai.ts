@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { NonBlankText, TextType } from './fields.js';
+import { LexiconIds, NonBlankText, TextType } from './fields.js';
 
 /** OpenAI's limit for `input`. */
 export const MAX_SPEECH_INPUT = 4096;
@@ -38,6 +38,7 @@ export const SpeechRequest = Type.Object(
         description: '`audio`: the bytes themselves; `sse`: server-sent events `speech.audio.delta` (base64) then `speech.audio.done`.',
       }),
     ),
+    lexicons: Type.Optional(LexiconIds),
   },
   { additionalProperties: false },
 );

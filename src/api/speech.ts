@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AnswerOptions, Billed, NonBlankText, VoiceId, TextType } from './fields.js';
+import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
 
 export const MAX_TTS_TEXT = 5000;
 
@@ -35,6 +35,7 @@ export const TtsRequest = Type.Object(
       Type.Boolean({ default: false, description: 'Also return every word with its times in the file, and WebVTT and SRT captions.' }),
     ),
     loudness: Type.Optional(Loudness),
+    lexicons: Type.Optional(LexiconIds),
   },
   { additionalProperties: false },
 );

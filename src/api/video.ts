@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AspectRatio, BackgroundOption, Channels, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
-import { AnswerOptions, Billed, NonBlankText, VoiceId, TextType } from './fields.js';
+import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
 
@@ -46,6 +46,7 @@ export const TtsVideoRequest = Type.Object(
       }),
     ),
     channels: Type.Optional(Channels),
+    lexicons: Type.Optional(LexiconIds),
     music: Type.Optional(
       Type.Object(
         {

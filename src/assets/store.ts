@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError } from '../errors.js';
 import { content, writeAtomically } from '../storage/atomic-write.js';
 import { freeBytes } from '../storage/disk-space.js';
+import { ownerFolder } from '../storage/owner-folder.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
@@ -77,11 +78,6 @@ export interface AssetStoreOptions {
   quotaBytes: number;
   /** Below this much free space in the folder, uploads are refused (MIN_FREE_DISK_MB). */
   minFreeBytes: number;
-}
-
-/** The folder of one owner's assets: a digest of the owner (an API key's id or an address), never the owner itself. */
-function ownerFolder(owner: string): string {
-  return createHash('sha256').update(owner).digest('base64url').slice(0, 22);
 }
 
 /**

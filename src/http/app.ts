@@ -18,6 +18,7 @@ import work from './plugins/work.js';
 import assetsRoutes from './routes/assets.js';
 import healthRoutes from './routes/health.js';
 import jobsRoutes from './routes/jobs.js';
+import lexiconsRoutes from './routes/lexicons.js';
 import openAiRoutes from './routes/openai-speech.js';
 import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
@@ -78,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
         { name: 'speech', description: 'Synthesis' },
         { name: 'voices', description: 'Voice catalogue' },
         { name: 'assets', description: 'Uploaded images and music' },
+        { name: 'lexicons', description: 'Pronunciation lexicons (W3C PLS 1.0)' },
         { name: 'jobs', description: 'Asynchronous jobs' },
         { name: 'operations', description: 'Health' },
       ],
@@ -103,6 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(ttsVideoRoutes);
   await app.register(jobsRoutes);
   await app.register(assetsRoutes);
+  await app.register(lexiconsRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);
   return app;

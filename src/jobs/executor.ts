@@ -2,6 +2,7 @@ import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
 import { isAppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
+import type { LexiconStore } from '../speech/lexicon-store.js';
 import { roundSeconds, ttsCost, videoCost } from './pricing.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
 import type { Background } from '../video/background.js';
@@ -29,6 +30,7 @@ export interface ExecutorDeps {
   synthesizer: Synthesizer;
   maker: VideoMaker;
   assets: AssetStore;
+  lexicons: LexiconStore;
   pricing: Config['pricing'];
   /** The sentence cache's partition of a tenant (CACHE_SCOPE). */
   partition: (tenant: string) => string | undefined;
@@ -41,11 +43,11 @@ export interface ExecutorDeps {
 export class JobExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  /** What the schema cannot check, before the job is queued (and again where it runs): the voice, drawable captions, assets. */
+  /** What the schema cannot check, before the job is queued (and again where it runs): the voice, drawable captions, assets, lexicons. */
   async check(spec: JobSpec, tenant: string): Promise<Voice> {
-    if (spec.operation === 'tts') return this.deps.synthesizer.resolveVoice(spec.request);
-    const voice = this.deps.maker.resolveVoice(videoJob(spec.request));
-    await this.videoInputs(spec.request, tenant);
+    const voice = spec.operation === 'tts' ? this.deps.synthesizer.resolveVoice(spec.request) : this.deps.maker.resolveVoice(videoJob(spec.request));
+    if (spec.operation === 'tts-video') await this.videoInputs(spec.request, tenant);
+    await this.deps.lexicons.resolve(spec.request.lexicons, tenant);
     return voice;
   }
 
@@ -56,10 +58,13 @@ export class JobExecutor {
   private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome<'tts'>> {
     const { text, text_type: textType, voice, format, speed, timestamps, marks, loudness } = effectiveTts(request);
     const resolved = this.deps.synthesizer.resolveVoice({ text, voice, textType });
+    // Read again where the job runs (a worker): a lexicon deleted since the request was checked is refused, as an asset is.
+    const lexicons = await this.deps.lexicons.resolve(request.lexicons, options.tenant);
     const result = await this.deps.synthesizer.renderAudio({
       text,
       textType,
       voice: resolved,
+      lexicons,
       encoding: format,
       speed,
       timestamps,
@@ -105,11 +110,13 @@ export class JobExecutor {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
     const { background, music } = await this.videoInputs(request, options.tenant);
+    const lexicons = await this.deps.lexicons.resolve(request.lexicons, options.tenant);
     const made = this.deps.maker.make({
       ...job,
       voice: resolved,
       background,
       music,
+      lexicons,
       loudness: request.loudness === false ? null : request.loudness,
       channels: request.channels,
       cachePartition: this.deps.partition(options.tenant),
@@ -155,14 +162,19 @@ export class JobExecutor {
 /** A /tts request with every default filled in (the request cache keys on exactly this). */
 export function effectiveTts(request: TtsSpec) {
   const { text, text_type, voice, format = 'mp3', speed = 1, timestamps = false, marks = false, loudness = false } = request;
-  return { text, text_type, voice, format, speed, timestamps, marks, loudness };
+  return { text, text_type, voice, format, speed, timestamps, marks, loudness, ...lexiconsOf(request) };
 }
 
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
 export function effectiveVideo(request: TtsVideoSpec) {
   const { background, music, loudness = -14 } = request;
   const channels = soundtrackChannels(request.channels, music !== undefined);
-  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels };
+  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels, ...lexiconsOf(request) };
+}
+
+/** The lexicon ids, when there are any: a lexicon never changes under its id, so the ids stand for their content (requests without keep their keys). */
+function lexiconsOf(request: { lexicons?: string[] }): { lexicons?: string[] } {
+  return request.lexicons?.length ? { lexicons: request.lexicons } : {};
 }
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */

@@ -9,6 +9,7 @@ import { ScratchSpace } from '../storage/scratch.js';
 import { LocalStorage } from '../storage/local.js';
 import { STORAGE_BACKENDS, type Storage } from '../storage/storage.js';
 import type { SentenceCache } from '../speech/sentence-cache.js';
+import { LexiconStore } from '../speech/lexicon-store.js';
 import { prepareInProcessEncoding } from '../speech/audio-encoding.js';
 import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
@@ -44,6 +45,8 @@ export interface Services {
   splicer: SplicerCheck;
   maker: VideoMaker;
   assets: AssetStore;
+  /** Uploaded pronunciation lexicons, in ASSETS_DIR beside the assets. */
+  lexicons: LexiconStore;
   /** The start-up voice's warm-up (WARM_VOICE), under way in the background. */
   warmUp: WarmUp;
   /** Stops what was started here (engine hosts, warm encoders, the splicer's check, scratch space). */
@@ -90,6 +93,8 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const assetOptions = { dir, limits: config.assets, retentionMs, graceMs: config.videoTimeoutMs, quotaBytes: config.assets.quotaBytes, minFreeBytes: config.minFreeDiskBytes };
   const assets = new AssetStore(assetOptions, ffmpeg, options.gate);
   await assets.init(options.ownsFolders);
+  const lexicons = new LexiconStore(dir);
+  await lexicons.init();
   return {
     warmUp: start.warmUp,
     storage,
@@ -101,6 +106,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
     splicer,
     maker,
     assets,
+    lexicons,
     close: async () => {
       for (const close of closers.reverse()) await close();
     },

@@ -15,6 +15,7 @@ import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions }
 import type { Speech, SpokenSpan } from './speech.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
+import type { Lexicon } from './lexicon.js';
 import { OutputBudget } from './output-budget.js';
 import { assertSpeakable, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
@@ -48,6 +49,8 @@ export interface SpeakRequest {
   onProgress?: (fraction: number) => void;
   /** The sentence cache's partition this request reads and fills (its tenant under CACHE_SCOPE=tenant). */
   cachePartition?: string;
+  /** Pronunciation lexicons, in the request's order (lexicon.ts `lexiconRewrites` says where they apply). */
+  lexicons?: Lexicon[];
 }
 
 /**

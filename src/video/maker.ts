@@ -5,6 +5,7 @@ import { rethrowAsAppError } from '../media/process.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
+import type { Lexicon } from '../speech/lexicon.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
 import { writtenText, type TextType } from '../speech/read-script.js';
 import { assertDrawable, captionFont } from './font.js';
@@ -44,6 +45,8 @@ export interface VideoRequest {
   onWarning?: (message: string, cause: unknown) => void;
   /** The sentence cache's partition the narration reads and fills (SpeakRequest.cachePartition). */
   cachePartition?: string;
+  /** Pronunciation lexicons of the narration (SpeakRequest.lexicons). */
+  lexicons?: Lexicon[];
   /** Runs before the files are published; a throw publishes nothing (see publishFiles). */
   beforePublish?: () => Promise<void>;
 }

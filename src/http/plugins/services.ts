@@ -5,6 +5,7 @@ import type { Config } from '../../config.js';
 import type { EngineRegistry } from '../../engines/index.js';
 import { openServices, type ServiceDeps, type WarmUp } from '../../jobs/services.js';
 import type { Ffmpeg } from '../../media/ffmpeg.js';
+import type { LexiconStore } from '../../speech/lexicon-store.js';
 import type { Synthesizer } from '../../speech/synthesizer.js';
 import type { LocalStorage } from '../../storage/local.js';
 import type { ScratchSpace } from '../../storage/scratch.js';
@@ -24,6 +25,7 @@ declare module 'fastify' {
     maker: VideoMaker;
     splicer: SplicerCheck;
     assets: AssetStore;
+    lexicons: LexiconStore;
     warmUp: WarmUp;
   }
 }
@@ -50,6 +52,7 @@ async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: 
   app.decorate('maker', services.maker);
   app.decorate('splicer', services.splicer);
   app.decorate('assets', services.assets);
+  app.decorate('lexicons', services.lexicons);
   app.decorate('warmUp', services.warmUp);
   // The splicer's self-check runs once, SPLICER_CHECK_DELAY_MS after the start-up voice's warm-up (not to slow down
   // loading its model, nor the first requests: its ffmpeg runs took a second of CPU from them); a failure only sends

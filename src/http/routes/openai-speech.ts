@@ -2,7 +2,7 @@ import { Transform, type Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
-import { jobClient } from '../job-client.js';
+import { clientId, jobClient } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
 import { errorResponder, notFoundError, toAppError } from '../plugins/error-handler.js';
 import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../../api/openai.js';
@@ -61,12 +61,13 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { input, text_type: textType, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
       const voiceId = resolveVoice(app.engines, typeof voice === 'string' ? voice : voice.id);
       const resolved = app.synthesizer.resolveVoice({ text: input, voice: voiceId, textType });
+      const lexicons = await app.lexicons.resolve(request.body.lexicons, clientId(request));
       const encoding = ENCODINGS[response_format];
       const sse = stream_format === 'sse';
       const { body, begun } = responseBody(sse, input.length);
       const job = app.jobs
         .run('speech', jobClient(request, input.length), (signal) =>
-          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal }, body),
+          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons }, body),
         )
         .then(
           () => undefined,
