@@ -27,6 +27,15 @@ export interface SynthesizeOptions {
    * other engines ignore it, and the caller changes the tempo instead.
    */
   speed?: number;
+  /** Spans of the text [start, end) to say as these IPA phonemes (SSML phoneme, lexicons), for engines that take them (`Voice.phonemes`). */
+  phonemes?: PhonemeSpan[];
+}
+
+/** A span of a text to be said as IPA phonemes. */
+export interface PhonemeSpan {
+  start: number;
+  end: number;
+  ipa: string;
 }
 
 /** Speaks voices: what synthesis needs, and what each engine and the registry of all engines provide. */

@@ -8,8 +8,12 @@ import { ssmlScript } from './ssml/script.js';
 
 export type TextType = 'text' | 'ssml';
 
-/** Engines that take words as IPA (SSML phoneme). */
-const PHONEME_ENGINES: ReadonlySet<string> = new Set();
+/** Engines that take words as IPA (SSML phoneme, lexicons): Piper's models speak IPA phonemes. */
+const PHONEME_ENGINES: ReadonlySet<string> = new Set(['piper']);
+
+export function takesPhonemes(voice: Voice): boolean {
+  return PHONEME_ENGINES.has(voice.engine);
+}
 
 export function isSsml(text: string, textType: TextType | undefined): boolean {
   return textType === 'ssml' || (textType === undefined && looksLikeSsml(text));
@@ -27,10 +31,10 @@ export function writtenText(text: string, textType?: TextType): string {
 
 /** 422 UNSUPPORTED_SSML when the script asks of the voice what its engine cannot do. */
 export function assertSpeakable(script: Script, voice: Voice, field = 'text'): void {
-  if (script.phonemes && !PHONEME_ENGINES.has(voice.engine)) {
+  if (script.phonemes && !takesPhonemes(voice)) {
     throw new AppError('UNSUPPORTED_SSML', {
       field,
-      message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}): write the word as it sounds, or use <sub alias="...">.`,
+      message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}; Piper voices take IPA): write the word as it sounds, or use <sub alias="...">.`,
     });
   }
 }

@@ -4,6 +4,7 @@
 // SSML (ssml/) makes them from its markup.
 import { silenceEmoji } from '../engines/emoji-text.js';
 import { MappedTextBuilder, type MappedText } from '../engines/mapped-text.js';
+import type { PhonemeSpan } from '../engines/types.js';
 import { splitSentences, type TextSpan } from './sentences.js';
 
 export interface Utterance {
@@ -19,6 +20,8 @@ export interface Utterance {
   language?: string;
   /** Seconds of silence before it in place of the usual pause (SSML break); undefined: the usual pause. */
   pauseBefore?: number;
+  /** Spans of `spoken` to say as IPA (SSML phoneme, lexicons), for voices that take phonemes. */
+  phonemes?: PhonemeSpan[];
 }
 
 /** An SSML mark: a name at a place in the written text. */
@@ -32,8 +35,8 @@ export interface Script {
   text: string;
   utterances: Utterance[];
   marks: ScriptMark[];
-  /** Words given as IPA (SSML phoneme), which only some engines can take. */
-  phonemes?: number;
+  /** Spans of the written text given as IPA (SSML phoneme), which only some engines take. */
+  phonemes?: PhonemeSpan[];
 }
 
 /** Appends `source`'s units [start, end) as they are, each standing for itself at `shift` + its index in the written text. */

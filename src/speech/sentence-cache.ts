@@ -1,4 +1,4 @@
-import type { EngineName, SpeechChunk } from '../engines/types.js';
+import type { EngineName, PhonemeSpan, SpeechChunk } from '../engines/types.js';
 import { abortError } from '../errors.js';
 import { version } from '../version.js';
 
@@ -10,6 +10,8 @@ export interface SentenceKey {
   speed?: number;
   /** The sentence exactly as given to the engine. */
   text: string;
+  /** Spans of it said as IPA (SSML phoneme, lexicons). */
+  phonemes?: readonly PhonemeSpan[];
   /** Whose cache it is (a tenant under CACHE_SCOPE=tenant): a hit's speed must not tell one client what another said. */
   partition?: string;
 }
@@ -163,7 +165,7 @@ export class SentenceCache {
 
 /** The map key: the voxreel version too, since a change of engine code can change what a voice says. */
 function sentenceId(key: SentenceKey): string {
-  return JSON.stringify([version, key.partition ?? null, key.engine, key.voiceId, key.speed ?? null, key.text]);
+  return JSON.stringify([version, key.partition ?? null, key.engine, key.voiceId, key.speed ?? null, key.text, key.phonemes ?? []]);
 }
 
 function sentenceBytes(id: string, chunk: SpeechChunk): number {

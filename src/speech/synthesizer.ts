@@ -4,7 +4,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
 import type { Voice } from '../engines/voice.js';
-import type { EngineName, Speaker, SpeechChunk, WordTiming } from '../engines/types.js';
+import type { EngineName, PhonemeSpan, Speaker, SpeechChunk, WordTiming } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
@@ -19,6 +19,7 @@ import type { Lexicon } from './lexicon.js';
 import { OutputBudget } from './output-budget.js';
 import { assertSpeakable, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
+import { speakable } from './spoken-text.js';
 import type { Script, Utterance } from './script.js';
 import { runProcess } from '../media/process.js';
 import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
@@ -167,10 +168,15 @@ export class Synthesizer {
 
   /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
   async speak(request: SpeakRequest, maxSeconds: number, join?: JoinOptions): Promise<Speech> {
-    const script = readScript(request.text, request.textType);
+    const script = this.scriptOf(request);
     const chunks: SpokenSpan[] = [];
     for await (const chunk of this.speakInOrder(request, script, maxSeconds)) chunks.push(chunk);
     return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks };
+  }
+
+  /** What the request says, as its voice is to say it (lexicons, English normalization: spoken-text.ts). */
+  private scriptOf(request: SpeakRequest): Script {
+    return speakable(readScript(request.text, request.textType), request.voice, request.lexicons);
   }
 
   /**
@@ -196,7 +202,7 @@ export class Synthesizer {
     const rate = utterance.rate;
     // The voice says the rate itself where it can (naturalSpeed); elsewhere its audio is stretched.
     const speed = voice.naturalSpeed && rate !== 1 ? (request.speed ?? 1) * rate : request.speed;
-    const chunk = await this.speakText({ ...request, voice, speed }, utterance.spoken.text);
+    const chunk = await this.speakText({ ...request, voice, speed }, utterance.spoken.text, utterance.phonemes);
     const stretched = !voice.naturalSpeed && rate !== 1 ? await stretchChunk(this.ffmpeg, chunk, rate, request.signal) : chunk;
     return {
       ...withGain(stretched, utterance.volumeDb),
@@ -206,15 +212,16 @@ export class Synthesizer {
     };
   }
 
-  private async speakText(request: SpeakRequest, text: string): Promise<SpeechChunk> {
+  private async speakText(request: SpeakRequest, text: string, phonemes?: PhonemeSpan[]): Promise<SpeechChunk> {
     const { voice, speed, signal } = request;
+    const options = { ...(speed === undefined ? {} : { speed }), ...(phonemes ? { phonemes } : {}) };
     const synthesize = (engineSignal: AbortSignal | undefined) =>
-      this.engines.synthesize(voice.id, text, { signal: engineSignal, ...(speed === undefined ? {} : { speed }) }).catch((error: unknown) => {
+      this.engines.synthesize(voice.id, text, { signal: engineSignal, ...options }).catch((error: unknown) => {
         if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(voice.engine);
         throw error;
       });
     if (!this.sentenceCache) return synthesize(signal);
-    const key = { voiceId: voice.id, engine: voice.engine, speed, text, partition: request.cachePartition };
+    const key = { voiceId: voice.id, engine: voice.engine, text, partition: request.cachePartition, ...options };
     const { chunk, hit } = await this.sentenceCache.speak(key, synthesize, signal);
     this.observer?.sentenceCache(hit);
     return chunk;
@@ -306,7 +313,7 @@ export class Synthesizer {
 
   /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken. */
   private async *pcmPieces(request: SpeakRequest, maxSeconds: number, joiner: SpeechJoiner): AsyncGenerator<Buffer> {
-    for await (const chunk of this.speakInOrder(request, readScript(request.text, request.textType), maxSeconds, true)) {
+    for await (const chunk of this.speakInOrder(request, this.scriptOf(request), maxSeconds, true)) {
       const samples = joiner.push(chunk);
       if (samples.length > 0) yield pcmBytes(samples);
     }

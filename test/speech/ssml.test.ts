@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TtsResponse } from '../../src/api/speech.js';
+import { Phonemizer } from '../../src/engines/piper/phonemizer.js';
+import { withPhonemes } from '../../src/engines/piper/synthesis.js';
 import { AppError } from '../../src/errors.js';
 import { readScript } from '../../src/speech/read-script.js';
 import { MAX_DEPTH, MAX_ELEMENTS, parseSsml } from '../../src/speech/ssml/parse.js';
@@ -9,6 +12,7 @@ import { postTts, useTestApp } from '../helpers/helpers.js';
 import { meanVolume } from '../helpers/media.js';
 
 const VOICE = 'espeak-ng:en-us';
+const PIPER_MODEL = path.join(import.meta.dirname, '../../voices/en_US-joe-medium.onnx');
 
 function refusal(run: () => unknown): AppError {
   try {
@@ -190,5 +194,50 @@ describe('SSML through POST /tts-video and POST /v1/audio/speech', () => {
     expect(seconds(response.rawPayload.length) - seconds(plain.rawPayload.length)).toBeGreaterThan(0.6);
     const malformed = await t.app.inject({ method: 'POST', url: '/v1/audio/speech', payload: { ...payload, input: '<speak>Hello' } });
     expect(malformed.statusCode).toBe(400);
+  });
+});
+
+describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
+  it('puts the IPA in place of the phonemes of the words in its span, labelled as the first of them', async () => {
+    const phonemizer = await Phonemizer.create();
+    const text = 'I say tomato now.';
+    const plain = phonemizer.phonemize(text, 'en-us');
+    const start = text.indexOf('tomato');
+    const given = withPhonemes(plain, [{ start, end: start + 6, ipa: 'təˈmɑːtoʊ' }]);
+    const said = (phonemized: typeof plain) => phonemized.sentences.map((sentence) => sentence.phonemes.join('')).join('');
+    expect(said(plain)).toContain('təmˈeɪɾoʊ');
+    expect(said(given)).toContain('təˈmɑːtoʊ'.normalize('NFD'));
+    expect(said(given)).not.toContain('meɪɾ');
+    const tomato = plain.wordOffsets.indexOf(start);
+    const labels = given.sentences.flatMap((sentence) => sentence.phonemes.flatMap((phoneme, index) => ('ɑː'.includes(phoneme) ? [sentence.wordOf[index]] : [])));
+    expect(labels.every((label) => label === tomato)).toBe(true);
+  });
+
+  describe.runIf(existsSync(PIPER_MODEL) || Boolean(process.env.CI))('through POST /tts', () => {
+    const t = useTestApp();
+    const piper = 'piper:en_US-joe-medium';
+
+    it('says a word as its <phoneme> IPA, timed as the written word', async () => {
+      const long = 'wʌn tuː θɹiː fɔːɹ faɪv sɪks sɛvən eɪt'; // "one two three four five six seven eight", given to one word
+      const plain = await postTts(t.app, { text: '<speak>Say one now.</speak>', voice: piper, format: 'wav', timestamps: true });
+      const given = await postTts(t.app, { text: `<speak>Say <phoneme alphabet="ipa" ph="${long}">one</phoneme> now.</speak>`, voice: piper, format: 'wav', timestamps: true });
+      expect(given.duration - plain.duration).toBeGreaterThan(1);
+      expect(given.words?.map((word) => word.word)).toEqual(['Say', 'one', 'now.']);
+      const one = given.words?.[1];
+      expect((one?.end ?? 0) - (one?.start ?? 0)).toBeGreaterThan(1.2);
+    });
+
+    it("says an IPA lexicon entry on Piper voices, and leaves it out for engines that take no phonemes", async () => {
+      const lexicon = `<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
+        <lexeme><grapheme>Qx</grapheme><phoneme>wʌn tuː θɹiː fɔːɹ faɪv sɪks</phoneme></lexeme></lexicon>`;
+      const uploaded = await t.app.inject({ method: 'POST', url: '/lexicons', payload: lexicon, headers: { 'content-type': 'application/pls+xml' } });
+      const { id } = uploaded.json<{ id: string }>();
+      const plain = await postTts(t.app, { text: 'Say Qx now.', voice: piper, format: 'wav' });
+      const given = await postTts(t.app, { text: 'Say Qx now.', voice: piper, format: 'wav', lexicons: [id] });
+      // Six words said for one spelled out ("Q X").
+      expect(given.duration - plain.duration).toBeGreaterThan(0.5);
+      const espeak = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Say Qx now.', voice: VOICE, format: 'wav', lexicons: [id] } });
+      expect(espeak.statusCode).toBe(200);
+    });
   });
 });

@@ -128,6 +128,7 @@ export class PiperEngine implements Engine {
       speakerId: choice.speakerId,
       text: source,
       lengthScale: choice.model.scales.length / speed,
+      ...(options.phonemes?.length ? { phonemes: options.phonemes } : {}),
     };
     const result = await this.host.run(job, options);
     if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'Piper answered with something else than speech.' });

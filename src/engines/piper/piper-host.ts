@@ -122,7 +122,7 @@ serveJobs<PiperJob, PiperResult>(async (job) => {
       const controller = new AbortController();
       running.set(job.ticket, controller);
       try {
-        const options = { speakerId: job.speakerId, lengthScale: job.lengthScale, signal: controller.signal };
+        const options = { speakerId: job.speakerId, lengthScale: job.lengthScale, phonemes: job.phonemes, signal: controller.signal };
         // The model's load (on the inference thread) starts before this waits for the phonemizer.
         const { samples, words } = await withModel(spec, async (model) => speak(await phonemizerReady, model, job.text, options));
         return { kind: 'speech', samples, sampleRate: spec.sampleRate, words };

@@ -1,4 +1,5 @@
 /** Jobs and results between PiperEngine and piper-host.ts. */
+import type { PhonemeSpan } from '../types.js';
 
 /** Everything a host needs to load and drive one model; the parent has read and checked the voice's config. */
 export interface PiperModelSpec {
@@ -20,7 +21,7 @@ export type PiperJob =
    * `voice`: the model's path. `model` comes with a process's first job for that voice only (see engine.ts); the
    * host keeps it. `ticket`: the engine's number for the job, which `cancel` names.
    */
-  | { kind: 'synthesize'; ticket: number; voice: string; model?: PiperModelSpec; speakerId: number; text: string; lengthScale: number }
+  | { kind: 'synthesize'; ticket: number; voice: string; model?: PiperModelSpec; speakerId: number; text: string; lengthScale: number; phonemes?: PhonemeSpan[] }
   /** The job was given up: stop it before its next inference. */
   | { kind: 'cancel'; ticket: number }
   /** Answered from the host's event loop at once: also how the engine tells a stuck host from a busy one. */

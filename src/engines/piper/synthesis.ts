@@ -1,6 +1,7 @@
 // Text → Piper phonemes → ids → audio, with the samples each word of the text takes (host side).
 import type { Inference, Scales } from './model.js';
-import { PAUSES, type Phonemizer } from './phonemizer.js';
+import { PAUSES, type PhonemizedText, type Phonemizer } from './phonemizer.js';
+import type { PhonemeSpan } from '../types.js';
 import type { PiperModelSpec, SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
 import { concatSamples } from '../wav.js';
@@ -11,6 +12,8 @@ export const MAX_IDS = 400;
 export interface SpeakOptions {
   speakerId: number;
   lengthScale: number;
+  /** Spans of the text to say as these IPA phonemes in place of eSpeak NG's. */
+  phonemes?: readonly PhonemeSpan[];
   /** Stops before the next inference: the job was given up. */
   signal?: AbortSignal;
 }
@@ -118,7 +121,7 @@ class WordSpans {
 /** `text` must have gone through sanitizeText(). Each sentence is normalized on its own, as Piper does. */
 export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: string, options: SpeakOptions): Promise<Spoken> {
   const { phonemeIds } = model.spec;
-  const { sentences, wordOffsets } = phonemizer.phonemize(text, model.spec.espeakVoice);
+  const { sentences, wordOffsets } = withPhonemes(phonemizer.phonemize(text, model.spec.espeakVoice), options.phonemes ?? []);
   const scales: Scales = { ...model.spec.scales, length: options.lengthScale };
   const words = new WordSpans(wordOffsets);
   let timed = true;
@@ -151,4 +154,35 @@ export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: str
     offset += length;
   }
   return { samples: concatSamples(sentencePcm), words: timed ? words.list() : null };
+}
+
+/**
+ * The phonemes with each span's words said as its IPA: the phonemes of the words that start in the span give way,
+ * where the first of them stood, to the IPA's code points (after NFD, as Piper maps them), labelled as that word.
+ */
+export function withPhonemes(phonemized: PhonemizedText, spans: readonly PhonemeSpan[]): PhonemizedText {
+  if (spans.length === 0) return phonemized;
+  const { wordOffsets } = phonemized;
+  const spanOf = (word: number) => spans.find((span) => (wordOffsets[word] ?? -1) >= span.start && (wordOffsets[word] ?? -1) < span.end);
+  const placed = new Set<PhonemeSpan>();
+  const sentences = phonemized.sentences.map((sentence) => {
+    const phonemes: string[] = [];
+    const wordOf: number[] = [];
+    sentence.phonemes.forEach((phoneme, index) => {
+      const word = sentence.wordOf[index] ?? -1;
+      const span = word >= 0 ? spanOf(word) : undefined;
+      if (!span) {
+        phonemes.push(phoneme);
+        wordOf.push(word);
+      } else if (!placed.has(span)) {
+        placed.add(span);
+        for (const ipa of span.ipa.normalize('NFD')) {
+          phonemes.push(ipa);
+          wordOf.push(word);
+        }
+      }
+    });
+    return { phonemes, wordOf };
+  });
+  return { sentences, wordOffsets };
 }

@@ -2,6 +2,7 @@
 // markup, and utterances cut at sentences, breaks and changes of prosody or language, each with what the engine is
 // to say for the written words (a sub's alias, a say-as reading) mapped back to them.
 import { MappedTextBuilder } from '../../engines/mapped-text.js';
+import type { PhonemeSpan } from '../../engines/types.js';
 import { GAP_SECONDS } from '../pcm.js';
 import { splitSentences } from '../sentences.js';
 import { appendAsWritten, type Script, type ScriptMark, type Utterance } from '../script.js';
@@ -51,7 +52,7 @@ class ScriptBuilder {
   written = '';
   readonly items: Item[] = [];
   readonly marks: ScriptMark[] = [];
-  phonemes = 0;
+  readonly phonemes: PhonemeSpan[] = [];
 
   /** Written text collapses white space as XML prose does; no space at the start or twice. */
   text(text: string, style: Style, spoken?: string): void {
@@ -77,7 +78,7 @@ export function ssmlScript(root: SsmlElement, field = 'text'): Script {
   walk(root, { rate: 1, volumeDb: 0, language: root.attributes.lang }, builder, field);
   const text = builder.written.trimEnd();
   const marks = builder.marks.map((mark) => ({ ...mark, offset: Math.min(mark.offset, text.length) }));
-  return { text, utterances: utterancesOf(text, builder.items), marks, ...(builder.phonemes > 0 ? { phonemes: builder.phonemes } : {}) };
+  return { text, utterances: utterancesOf(text, builder.items), marks, ...(builder.phonemes.length > 0 ? { phonemes: builder.phonemes } : {}) };
 }
 
 function walk(node: SsmlNode, style: Style, builder: ScriptBuilder, field: string): void {
@@ -128,11 +129,14 @@ function walk(node: SsmlNode, style: Style, builder: ScriptBuilder, field: strin
       return;
     }
     case 'phoneme':
-      // Checked against the voice before anything is spoken (scriptFor): no engine here takes IPA yet.
+      // Checked against the voice before anything is spoken (read-script.ts assertSpeakable).
       if (!attributes.ph) throw bad('ph is required');
       if ((attributes.alphabet ?? 'ipa') !== 'ipa') throw bad('only alphabet="ipa" is taken');
-      builder.phonemes += 1;
-      builder.text(textOf(node, bad), style);
+      {
+        const start = builder.written.length;
+        builder.text(textOf(node, bad), style);
+        builder.phonemes.push({ start, end: builder.written.length, ipa: attributes.ph });
+      }
       return;
     default:
       throw bad('not an element voxreel speaks');
