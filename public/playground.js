@@ -262,6 +262,18 @@ function videoBackground() {
   return { image: uploads.image.asset.id };
 }
 
+/** A platform sets the frame it posts (the fields stay editable, and what they say is sent). */
+const PLATFORM_FRAMES = { tiktok: ['1080p', '9:16'], reels: ['1080p', '9:16'], shorts: ['1080p', '9:16'], youtube: ['1080p', '16:9'], 'instagram-feed': ['1080p', '4:5'] };
+$('platform').addEventListener('change', () => {
+  const frame = PLATFORM_FRAMES[$('platform').value];
+  if (!frame) return;
+  [$('resolution').value, $('aspect-ratio').value] = frame;
+});
+$('caption-outline').addEventListener('input', () => {
+  $('caption-outline').dataset.unset = 'false';
+  $('caption-outline-value').value = `${Number($('caption-outline').value).toFixed(2)}× size`;
+});
+
 function videoRequest() {
   const request = {
     text: text.value,
@@ -280,6 +292,9 @@ function videoRequest() {
     loudness: $('loudness-off').checked ? false : Number($('loudness').value),
   };
   if ($('position').value) request.position = $('position').value;
+  if ($('platform').value) request.platform = $('platform').value;
+  if ($('caption-case').value !== 'as-written') request.caption_case = $('caption-case').value;
+  if ($('caption-outline').dataset.unset !== 'true') request.caption_outline = Number($('caption-outline').value);
   if (uploads.music) request.music = { id: uploads.music.asset.id, volume: Number($('music-volume').value) };
   return request;
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AspectRatio, BackgroundOption, Channels, CaptionFont, CaptionPositionOption, CaptionStyle, FrameRate, HexColour, VideoResolution } from '../video/options.js';
+import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, VideoResolution } from '../video/options.js';
 import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
@@ -30,7 +30,10 @@ export const TtsVideoRequest = Type.Object(
     ),
     frame_rate: Type.Optional(FrameRate),
     background: Type.Optional(BackgroundOption),
+    platform: Type.Optional(Platform),
     caption_style: Type.Optional(CaptionStyle),
+    caption_case: Type.Optional(CaptionCase),
+    caption_outline: Type.Optional(CaptionOutline),
     caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the caption text; default white.' })),
     highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken; default "#FFD23F".' })),
     font: Type.Optional(CaptionFont),

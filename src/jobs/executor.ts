@@ -8,6 +8,8 @@ import type { Synthesizer } from '../speech/synthesizer.js';
 import type { Background } from '../video/background.js';
 import type { VideoMaker } from '../video/maker.js';
 import { soundtrackChannels, type BackgroundOption } from '../video/options.js';
+import { PLATFORMS } from '../video/platforms.js';
+import { VIDEO_LOUDNESS } from '../video/soundtrack.js';
 import type { TtsResponse } from '../api/speech.js';
 import type { TtsVideoResponse } from '../api/video.js';
 import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
@@ -111,13 +113,14 @@ export class JobExecutor {
     const resolved = this.deps.maker.resolveVoice(job);
     const { background, music } = await this.videoInputs(request, options.tenant);
     const lexicons = await this.deps.lexicons.resolve(request.lexicons, options.tenant);
+    const loudness = videoLoudness(request);
     const made = this.deps.maker.make({
       ...job,
       voice: resolved,
       background,
       music,
       lexicons,
-      loudness: request.loudness === false ? null : request.loudness,
+      loudness: loudness === false ? null : loudness,
       channels: request.channels,
       cachePartition: this.deps.partition(options.tenant),
       signal: options.signal,
@@ -167,9 +170,15 @@ export function effectiveTts(request: TtsSpec) {
 
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
 export function effectiveVideo(request: TtsVideoSpec) {
-  const { background, music, loudness = -14 } = request;
+  const { background, music } = request;
+  const loudness = videoLoudness(request);
   const channels = soundtrackChannels(request.channels, music !== undefined);
   return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels, ...lexiconsOf(request) };
+}
+
+/** The soundtrack's loudness target: the request's, else its platform's, else VIDEO_LOUDNESS; false keeps the voice's level. */
+function videoLoudness(request: TtsVideoSpec): number | false {
+  return request.loudness ?? (request.platform ? PLATFORMS[request.platform].loudness : VIDEO_LOUDNESS);
 }
 
 /** The lexicon ids, when there are any: a lexicon never changes under its id, so the ids stand for their content (requests without keep their keys). */
@@ -179,9 +188,21 @@ function lexiconsOf(request: { lexicons?: string[] }): { lexicons?: string[] } {
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */
 export function videoJob(request: TtsVideoSpec) {
-  const { text, text_type: textType, voice, resolution = '1080p', aspect_ratio = '16:9', subtitles = true, fps = 30, frame_rate = 'constant' } = request;
-  const { caption_style, font, caption_color, highlight_color, position, font_size } = request;
-  const look = { style: caption_style, family: font, textColour: hex(caption_color), highlightColour: hex(highlight_color), position, scale: font_size };
+  const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform } = request;
+  const preset = platform && PLATFORMS[platform];
+  const { resolution = preset?.resolution ?? '1080p', aspect_ratio = preset?.aspectRatio ?? '16:9' } = request;
+  const { caption_style, font, caption_color, highlight_color, position, font_size, caption_case, caption_outline } = request;
+  const look = {
+    style: caption_style,
+    family: font,
+    textColour: hex(caption_color),
+    highlightColour: hex(highlight_color),
+    position,
+    scale: font_size,
+    textCase: caption_case,
+    outline: caption_outline,
+    platform,
+  };
   return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
 }
 

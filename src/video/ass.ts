@@ -1,7 +1,7 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
 import { joinLine } from '../speech/captions.js';
-import { CAPTION_COLOURS, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
+import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
 import { visualRuns } from './bidi.js';
 import { forBt601Drawing } from './colour.js';
@@ -101,22 +101,45 @@ function rightToLeftRun(run: string): string {
  * otherwise in runs in visual order (bidi.ts), so the words stand where a reader of the line expects them, the lit
  * one in place, and punctuation on the side the line's direction puts it.
  */
-function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, look: CaptionLook, emoji: EmojiDrawer): string {
-  const { litScale } = STYLE_PRESETS[look.style];
-  const scale = (percent: number) => (litScale === 100 ? '' : sizeTags(percent));
-  const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${scale(litScale)}}${drawn}{\\1c${assColour(look.textColour)}&${scale(100)}}`;
+/** How big a cue's text is drawn, in % of the style's font size: `base` for its words, `lit` for the one being spoken. */
+interface Sizes {
+  base: number;
+  lit: number;
+}
+
+function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes): string {
+  const { look } = captions;
+  const tags = (percent: number) => (sizes.lit === 100 && sizes.base === 100 ? '' : sizeTags(percent));
+  const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${tags(sizes.lit)}}${drawn}{\\1c${assColour(look.textColour)}&${tags(sizes.base)}}`;
   /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
-  const piece = (index: number, text: string, rightToLeft = false, prefix = '') =>
-    line[index]?.word === lit
-      ? highlighted(`${prefix}${drawnText(text, font, emoji, { rightToLeft, size: litScale })}`)
-      : `${prefix}${drawnText(text, font, emoji, { rightToLeft })}`;
+  const piece = (index: number, text: string, rightToLeft = false, prefix = '') => {
+    const shown = shownText(text, look, captions.language);
+    return line[index]?.word === lit
+      ? highlighted(`${prefix}${drawnText(shown, font, emoji, { rightToLeft, size: sizes.lit })}`)
+      : `${prefix}${drawnText(shown, font, emoji, { rightToLeft, size: sizes.base })}`;
+  };
   const runs = visualRuns(line);
   if (!runs) return joinLine(line, (index) => piece(index, (line[index] as CaptionPiece).text));
   return runs.map((run, index) => piece(run.piece, run.text, run.rightToLeft, RUN_SPLITS[index % 2])).join('');
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, look: CaptionLook, emoji: EmojiDrawer): string {
-  return lines.map((line) => lineText(line, lit, font, look, emoji)).join('\\N');
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes): string {
+  const start = sizes.base === 100 ? '' : `{${sizeTags(sizes.base)}}`;
+  return start + lines.map((line) => lineText(line, lit, font, captions, emoji, sizes)).join('\\N');
+}
+
+/**
+ * The sizes of a caption state: the lit word at the style's lit size (while it pops, the share of it it has grown
+ * to), and the whole cue shrunk to fit between the margins where a word is wider than they leave (a long word alone
+ * in a big style).
+ */
+function stateSizes(captions: Captions, lines: readonly CaptionPiece[][], grow: number | undefined, font: CaptionFont): Sizes {
+  const { box, look } = captions;
+  const { litScale } = STYLE_PRESETS[look.style];
+  const widest = Math.max(0, ...lines.map((line) => font.width(shownText(joinLine(line, (index) => (line[index] as CaptionPiece).text), look, captions.language), box.fontSize)));
+  const room = box.width - box.marginLeft - box.marginRight - 2 * box.outline;
+  const fit = widest * (litScale / 100) > room ? Math.floor((100 * room) / (widest * (litScale / 100))) : 100;
+  return { base: fit, lit: Math.round((fit * litScale * (grow ?? 100)) / 10_000) };
 }
 
 /** What every emoji or pictograph holds one of (keycaps their U+20E3): text without any has no picture to draw. */
@@ -155,13 +178,13 @@ function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly Captio
  * then each line centred in its box. libass's own boxes (border style 3) follow each glyph run's font, so spaces and
  * punctuation from another face than the script's stuck out as notches, and the boxes of two lines overlapped.
  */
-function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, look: CaptionLook, box: Captions['box'], bottom: number): string[] {
+function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, { look, box, language }: Captions, bottom: number): string[] {
   const pitch = box.fontSize + 2 * box.outline;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
   const top = (index: number) => bottom - (lines.length - index) * pitch;
   const shape = lines
     .map((line, index) => {
-      const half = font.width(joinLine(line, (piece) => (line[piece] as CaptionPiece).text), box.fontSize) / 2 + box.outline;
+      const half = font.width(shownText(joinLine(line, (piece) => (line[piece] as CaptionPiece).text), look, language), box.fontSize) / 2 + box.outline;
       const [left, right, upper, lower] = [Math.round(centre - half), Math.round(centre + half), top(index), top(index) + pitch];
       return `m ${left} ${upper} l ${right} ${upper} ${right} ${lower} ${left} ${lower}`;
     })
@@ -171,7 +194,7 @@ function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: Capt
     `Dialogue: 0,${times},Caption,,0,0,0,,{\\an7\\pos(0,0)\\bord0\\shad0${fill}\\p1}${shape}`,
     ...lines.flatMap((line, index) =>
       emojiEvents(font, box.fontSize, [line], (layer, prefix, emoji) => {
-        const text = lineText(line, NO_WORD, font, look, emoji);
+        const text = lineText(line, NO_WORD, font, { look, language }, emoji, { base: 100, lit: 100 });
         return `Dialogue: ${layer + 1},${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${prefix}${text}`;
       }),
     ),
@@ -187,6 +210,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const { box, look } = captions;
   const { box: boxed } = STYLE_PRESETS[look.style];
   const font = captionFont(look.family, captions.language);
+  // A soft shadow: its edges blurred (libass blurs the outline and shadow, not the letters inside an outline).
+  const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = [
     'Caption',
@@ -206,7 +231,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     0,
     1, // border style: outline + shadow (boxes are drawn: boxedEvents)
     boxed ? 0 : box.outline,
-    0, // shadow
+    box.shadow,
     2, // alignment: bottom centre
     box.marginLeft,
     box.marginRight,
@@ -216,8 +241,9 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const events = captions.states.flatMap((state) => {
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
-    if (boxed) return boxedEvents(times, lines, font, look, box, canvas.height - marginBottom);
-    return emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer},${times},Caption,,0,0,0,,${prefix}${dialogueText(lines, state.word, font, look, emoji)}`);
+    if (boxed) return boxedEvents(times, lines, font, captions, canvas.height - marginBottom);
+    const sizes = stateSizes(captions, lines, state.grow, font);
+    return emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`);
   });
   return [
     '[Script Info]',

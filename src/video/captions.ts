@@ -26,6 +26,8 @@ export interface CaptionState {
   endFrame: number;
   cue: number;
   word: number;
+  /** A popping word on its way to its size: % of its lit size (caption-style.ts POP_SIZES); undefined: at its size. */
+  grow?: number;
 }
 
 export interface Captions {

@@ -1,5 +1,6 @@
 import type { AspectRatio, VideoResolution } from './options.js';
 import { DEFAULT_LOOK, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
+import { platformSafeArea, type SafeArea } from './platforms.js';
 
 export interface FrameSize {
   width: number;
@@ -17,16 +18,6 @@ export function frameSize(resolution: VideoResolution, aspectRatio: AspectRatio)
   if (aspectRatio === '9:16') return { width: short, height: long };
   if (aspectRatio === '4:5') return { ...FOUR_FIVE[resolution] };
   return { width: short, height: short };
-}
-
-/** Where captions may go, as fractions of the frame: left and right margins, the gap under the last line, the font size. */
-interface SafeArea {
-  left: number;
-  right: number;
-  top: number;
-  bottom: number;
-  /** Font size as a fraction of the frame's shorter side. */
-  fontSize: number;
 }
 
 const SAFE_AREAS: Record<AspectRatio, SafeArea> = {
@@ -53,6 +44,8 @@ export interface CaptionBox extends FrameSize {
   /** Widest line, with room for the outline and for small differences between our measure and libass. */
   maxLineWidth: number;
   outline: number;
+  /** Shadow depth in pixels (0: none). */
+  shadow: number;
 }
 
 /**
@@ -60,13 +53,13 @@ export interface CaptionBox extends FrameSize {
  * the safe area (libass anchors them by their bottom), lines narrow enough for a lit word drawn larger.
  */
 export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: CaptionLook = DEFAULT_LOOK): CaptionBox {
-  const area = SAFE_AREAS[aspectRatio];
+  const area = platformSafeArea(look.platform, aspectRatio) ?? SAFE_AREAS[aspectRatio];
   const preset = STYLE_PRESETS[look.style];
   const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize * preset.size * look.scale);
   const marginLeft = Math.round(size.width * area.left);
   const marginRight = Math.round(size.width * area.right);
   // A boxed line's padding is its "outline" (ASS border style 3).
-  const outline = Math.max(2, Math.round(fontSize / (preset.box ? 6 : 16)));
+  const outline = Math.max(2, Math.round(fontSize * (preset.box ? preset.outline : (look.outline ?? preset.outline))));
   const block = preset.maxLines * fontSize;
   const bottom = Math.round(size.height * area.bottom);
   const marginBottom = {
@@ -83,5 +76,6 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: Capt
     textHeight: Math.ceil(block * (preset.litScale / 100)),
     maxLineWidth: Math.floor(((size.width - marginLeft - marginRight) * 0.96) / (preset.litScale / 100)) - 2 * outline,
     outline,
+    shadow: Math.round(fontSize * preset.shadow),
   };
 }

@@ -1,8 +1,9 @@
 import type { Speech } from '../speech/speech.js';
 import type { AspectRatio } from './options.js';
 import { captionFont, type MeasuredFont } from './font.js';
-import { resolveLook, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
+import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';
+import { silenceEmoji } from '../engines/emoji-text.js';
 import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
 import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
 import { captionBox, type FrameSize } from './frame.js';
@@ -35,7 +36,11 @@ export function layoutCaptions(options: LayoutOptions): Captions {
   const words = timedWords(options.text, options.speech);
   const toFrame = (seconds: number) => Math.min(frames, Math.max(0, Math.ceil(seconds * options.fps - 1e-6)));
   const wordFrames = words.map((word) => Math.min(frames - 1, toFrame(word.start)));
-  const cues = breakIntoCues(words, (line) => font.width(line, box.fontSize) <= box.maxLineWidth, preset)
+  const fits = (line: string) => font.width(shownText(line, look, options.language), box.fontSize) <= box.maxLineWidth;
+  // A style of a few big words draws a word too wide for its line smaller (ass.ts stateSizes) rather than cut it,
+  // the emoji that stand with it included.
+  const shrinks = 'pop' in preset && preset.pop;
+  const cues = breakIntoCues(words, (line) => fits(line) || (shrinks && !/\s/u.test(silenceEmoji(line).trim())), preset)
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
       const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
@@ -43,7 +48,8 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
-  const states = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
+  const lit = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
+  const states = shrinks ? lit.flatMap((state) => popping(state, options.fps)) : lit;
   return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states };
 }
 
@@ -59,6 +65,17 @@ function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): Cap
     });
   });
   return states;
+}
+
+/**
+ * A lit word's first frames, one state each, growing through POP_SIZES over about POP_SECONDS (at least one frame
+ * each of the sizes that fit in that time and in the state), then the rest at its size.
+ */
+function popping(state: CaptionState, fps: number): CaptionState[] {
+  const steps = Math.min(state.endFrame - state.startFrame - 1, Math.max(1, Math.round(POP_SECONDS * fps)), POP_SIZES.length - 1);
+  if (steps <= 0) return [state];
+  const growing = POP_SIZES.slice(0, steps).map((grow, step) => ({ ...state, startFrame: state.startFrame + step, endFrame: state.startFrame + step + 1, grow }));
+  return [...growing, { ...state, startFrame: state.startFrame + steps }];
 }
 
 /** Frames where the picture changes, plus the first and the last: the only frames worth encoding. */

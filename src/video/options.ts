@@ -1,19 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from './caption-style.js';
+import { CAPTION_CASES, CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from './caption-style.js';
+import { PLATFORM_NAMES, PLATFORMS } from './platforms.js';
 import { CAPTION_FAMILIES } from './font.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
-  default: '1080p',
   description:
-    'Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920, 1080×1080 or 1080×1350; 720p gives 1280×720, ' +
+    'Default 1080p (or the platform\'s). Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920, 1080×1080 or 1080×1350; 720p gives 1280×720, ' +
     '720×1280 or 720×720, and for 4:5 576×720 (720 high).',
 });
 export type VideoResolution = Static<typeof VideoResolution>;
 
 export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'), Type.Literal('1:1'), Type.Literal('4:5')], {
-  default: '16:9',
   description:
-    '16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square, ' +
+    'Default 16:9 (or the platform\'s). 16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square, ' +
     "4:5 Instagram's feed size (captions clear of its bottom corners' buttons and of the profile grid's 3:4 crop).",
 });
 export type AspectRatio = Static<typeof AspectRatio>;
@@ -86,3 +85,24 @@ export const BackgroundOption = Type.Union(
   { description: 'Behind the captions: a colour ("#0F172A", the default), `{"gradient": ["#1E3A8A", "#DB2777"], "direction": "vertical"}`, or `{"image": "<asset id>"}`.' },
 );
 export type BackgroundOption = Static<typeof BackgroundOption>;
+
+export const CaptionCase = Type.Union(
+  CAPTION_CASES.map((textCase) => Type.Literal(textCase)),
+  { default: 'as-written', description: '`upper`: captions drawn in capitals (the WebVTT file keeps the text as written).' },
+);
+
+export const CaptionOutline = Type.Number({
+  minimum: 0,
+  maximum: 0.25,
+  description: "Width of the captions' outline, times the font size (0 to 0.25); by default the style's own (pop 0.12, karaoke and bold 0.06).",
+});
+
+export const Platform = Type.Union(
+  PLATFORM_NAMES.map((name) => Type.Literal(name)),
+  {
+    description:
+      'Where the video will be posted: sets its size, aspect ratio, safe area and loudness together (fields given as well win). ' +
+      PLATFORM_NAMES.map((name) => `\`${name}\`: ${PLATFORMS[name].resolution} ${PLATFORMS[name].aspectRatio}, ${PLATFORMS[name].loudness} LUFS`).join('; ') +
+      '. For tiktok, reels and shorts the captions keep clear of that app\'s own buttons and text.',
+  },
+);

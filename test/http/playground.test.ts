@@ -240,6 +240,26 @@ describe.skipIf(!available)('the playground in a real browser', () => {
     });
   });
 
+  it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline', async () => {
+    await onPage('creator', origin(), async (page) => {
+      await chooseVoice(page, 'espeak-ng:en-us');
+      await page.fill('#text', 'Made for phones.');
+      await page.selectOption('#platform', 'tiktok');
+      expect(await inPage(page, `document.querySelector('#aspect-ratio').value`)).toBe('9:16');
+      await page.selectOption('#resolution', '720p');
+      await page.selectOption('#caption-style', 'pop');
+      await page.selectOption('#caption-case', 'upper');
+      await page.fill('#caption-outline', '0.15');
+      await page.dispatchEvent('#caption-outline', 'input');
+      await inPage(page, `document.querySelector('#video').muted = true`);
+      await page.click('#make-video');
+      await waitUntil(page, '#video', 'currentTime', 0.3, 60_000);
+      expect(await inPage(page, `[document.querySelector('#video').videoWidth, document.querySelector('#video').videoHeight]`)).toEqual([720, 1280]);
+      const curl = (await page.textContent('#video-curl')) ?? '';
+      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15']) expect(curl).toContain(field);
+    });
+  });
+
   it("shows the API's errors as it gives them", async () => {
     await onPage(
       'errors',

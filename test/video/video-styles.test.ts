@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assScript } from '../../src/video/ass.js';
 import type { Background } from '../../src/video/background.js';
-import { CAPTION_POSITIONS, CAPTION_STYLES, type CaptionLook } from '../../src/video/caption-style.js';
+import { CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS, type CaptionLook } from '../../src/video/caption-style.js';
 import type { Captions } from '../../src/video/captions.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
@@ -54,7 +54,7 @@ describe('caption styles', () => {
         const { count, box } = captionPixels(await decodeFrame(file, litFrame(captions), FPS), width);
         expect(count).toBeGreaterThan(150);
         const middle = (box!.top + box!.bottom) / 2;
-        if (style === 'bold') expect(Math.abs(middle - height / 2)).toBeLessThan(height * 0.12);
+        if (STYLE_PRESETS[style].position === 'middle') expect(Math.abs(middle - height / 2)).toBeLessThan(height * 0.12);
         else expect(box!.bottom).toBeGreaterThan(height * (aspectRatio === '9:16' ? 0.55 : 0.7));
         if (aspectRatio === '9:16') {
           expect(box!.right).toBeLessThanOrEqual(width * 0.85);
