@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestApp } from '../helpers/helpers.js';
+import { buildTestApp, useTestApp } from '../helpers/helpers.js';
 import { probe } from '../helpers/media.js';
 
 const VOICE = 'espeak-ng:en-us';
@@ -133,7 +133,8 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   it('speak without a voice uses the recommended English voice', async () => {
     const { voices } = await succeeded<{ voices: Array<{ id: string; language: string; recommended: boolean }> }>(client, 'list_voices', { language: 'en-US' });
     const recommended = voices.find((voice) => voice.recommended && voice.language === 'en-US');
-    const spoken = await succeeded<SpokenFile>(client, 'speak', { text: 'Hello there.' });
+    // How to answer is the tool's to say: an `async` slipped in by the agent still gets the file.
+    const spoken = await succeeded<SpokenFile>(client, 'speak', { text: 'Hello there.', async: true });
     expect(spoken.voice).toBe(recommended?.id);
     expect(spoken.url).toMatch(/\.mp3$/);
   });
@@ -203,6 +204,25 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const wrong = await fetch(endpoint, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong' }, body: JSON.stringify(initialize) });
     expect(wrong.status).toBe(401);
     await expect(connect('wrong-key')).rejects.toThrow();
+  });
+
+  it("a tool call counts against the client's rate limit as its API request does; the protocol's own messages do not", async () => {
+    const limited = await buildTestApp({ API_KEYS: 'mcp-key-1', RATE_LIMIT_MAX: '2' }, { engines: t.app.engines });
+    try {
+      await limited.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = limited.app.server.address() as { port: number };
+      const own = new Client({ name: 'voxreel-test', version: '1.0.0' });
+      await own.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: 'Bearer mcp-key-1' } } }));
+      await own.listTools();
+      await succeeded(own, 'list_voices', { language: 'fr' });
+      await succeeded(own, 'list_voices', { language: 'de' });
+      const third = await called(own, 'list_voices', { language: 'es' });
+      expect(third.isError).toBe(true);
+      expect(text(third)).toMatch(/^RATE_LIMITED: /);
+      await own.close();
+    } finally {
+      await limited.close();
+    }
   });
 
   it('answers GET and DELETE with 405 (stateless) and counts the tool calls in the metrics as API requests', async () => {

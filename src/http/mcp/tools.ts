@@ -4,6 +4,7 @@ import type { JobAccepted, JobStatus } from '../../api/jobs.js';
 import { TtsRequest, type TtsResponse } from '../../api/speech.js';
 import { TtsVideoRequest } from '../../api/video.js';
 import type { VoiceList } from '../../api/voices.js';
+import { specOf } from '../../jobs/spec.js';
 
 /**
  * The HTTP API as the MCP tools call it: a request answered by the very routes clients call (validation, access,
@@ -80,8 +81,10 @@ async function defaultVoice(api: ServiceApi): Promise<string | undefined> {
   return (english.find((voice) => voice.language === 'en-US') ?? english[0])?.id;
 }
 
-async function withVoice(args: Record<string, unknown>, api: ServiceApi): Promise<Record<string, unknown>> {
-  return args.voice === undefined ? { ...args, voice: await defaultVoice(api) } : args;
+/** A tool's arguments as the request's body: how to answer is the tool's to say (not `async`, not `webhook_url`), the voice defaulted. */
+async function requestOf(args: Record<string, unknown>, api: ServiceApi): Promise<Record<string, unknown>> {
+  const body = specOf(args);
+  return body.voice === undefined ? { ...body, voice: await defaultVoice(api) } : body;
 }
 
 const VoiceArgument = Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from list_voices; default: the recommended English voice.' }));
@@ -161,7 +164,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: SpeakInput,
     outputSchema: SpeakOutput,
     async run(args, { api }) {
-      const body = await call<TtsResponse>(api, { method: 'POST', url: '/tts', body: { ...(await withVoice(args, api)), timestamps: true } });
+      const body = await call<TtsResponse>(api, { method: 'POST', url: '/tts', body: { ...(await requestOf(args, api)), timestamps: true } });
       const words = (body.words ?? []).map(({ word, start, end }) => ({ word, start, end }));
       const { url, duration, format, voice, captionsUrl, srtUrl, characters, cost, currency } = body;
       return {
@@ -179,7 +182,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: MakeVideoInput,
     outputSchema: MakeVideoOutput,
     async run(args, { api, baseUrl }) {
-      const accepted = await call<JobAccepted>(api, { method: 'POST', url: '/tts-video', body: { ...(await withVoice(args, api)), async: true } });
+      const accepted = await call<JobAccepted>(api, { method: 'POST', url: '/tts-video', body: { ...(await requestOf(args, api)), async: true } });
       const statusUrl = `${baseUrl ?? ''}${accepted.statusUrl}`;
       return { structured: { id: accepted.id, state: accepted.state, statusUrl, hint: JOB_HINT }, text: `Job ${accepted.id} is ${accepted.state}. ${JOB_HINT}` };
     },

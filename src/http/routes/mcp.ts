@@ -44,7 +44,8 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const notAllowed = async (): Promise<never> => {
     throw new AppError('METHOD_NOT_ALLOWED', { message: 'This MCP endpoint is stateless: send messages with POST.' });
   };
-  const refused = { schema: { tags: ['mcp'], summary: 'Not used: the MCP endpoint is stateless (405)', response: { '4xx': ErrorBody } } };
+  // A client asks once per connection (for a stream of server messages), and is told no: not worth a request of its limit.
+  const refused = { schema: { tags: ['mcp'], summary: 'Not used: the MCP endpoint is stateless (405)', response: { '4xx': ErrorBody } }, config: { rateLimit: false as const } };
   app.get('/mcp', refused, async (_request, reply) => {
     reply.header('allow', 'POST');
     return notAllowed();
