@@ -225,10 +225,12 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     }
   });
 
-  it('answers GET and DELETE with 405 (stateless) and counts the tool calls in the metrics as API requests', async () => {
+  it('answers GET and DELETE with 405 (stateless), is in the OpenAPI document, and counts the tool calls in the metrics as API requests', async () => {
     const get = await fetch(endpoint, { headers: { authorization: 'Bearer mcp-key-1', accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
+    const openApi = (await (await fetch(new URL('/docs/json', endpoint))).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(openApi.paths['/mcp'] ?? {})).toEqual(expect.arrayContaining(['post', 'get', 'delete']));
     const metrics = await (await fetch(new URL('/metrics', endpoint))).text();
     expect(metrics).toMatch(/voxreel_http_requests_total\{route="\/mcp",method="POST",status="200"\} [1-9]/);
     expect(metrics).toMatch(/voxreel_http_requests_total\{route="\/tts",method="POST",status="200"\} [1-9]/);
