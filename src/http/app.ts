@@ -19,6 +19,7 @@ import assetsRoutes from './routes/assets.js';
 import healthRoutes from './routes/health.js';
 import jobsRoutes from './routes/jobs.js';
 import lexiconsRoutes from './routes/lexicons.js';
+import mcpRoutes from './routes/mcp.js';
 import openAiRoutes from './routes/openai-speech.js';
 import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
@@ -81,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
         { name: 'assets', description: 'Uploaded images and music' },
         { name: 'lexicons', description: 'Pronunciation lexicons (W3C PLS 1.0)' },
         { name: 'jobs', description: 'Asynchronous jobs' },
+        { name: 'mcp', description: 'Model Context Protocol for AI agents' },
         { name: 'operations', description: 'Health' },
       ],
     },
@@ -106,6 +108,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(jobsRoutes);
   await app.register(assetsRoutes);
   await app.register(lexiconsRoutes);
+  await app.register(mcpRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);
   return app;
