@@ -51,12 +51,15 @@ export class Judge {
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     const judge = new Judge(child);
     const ready = new Promise<Answer>((resolve) => judge.answers.push(resolve));
-    const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) => reject(new Error(`judge exited (${String(code)}) before it was ready: ${stderr}`))),
-    );
+    const exited = new Promise<never>((_, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`judge exited (${String(code)}) before it was ready: ${stderr}`)));
+    });
     await Promise.race([ready, exited]);
-    child.removeAllListeners('exit');
+    child.removeAllListeners('exit').removeAllListeners('error');
     child.once('exit', (code) => judge.failAll(`judge exited (${String(code)}): ${stderr}`));
+    // A write after the process died: the exit above has already failed the waiting requests.
+    child.stdin.on('error', () => undefined);
     return judge;
   }
 
