@@ -171,6 +171,7 @@ describe('comparing a transcript with its text', () => {
     expect(saysReading('15 men in 1991', 'fifteen men in nineteen ninety two')).toBe(false);
     expect(saysReading('It was 12 km, 1 kg and 25 °C in the 1990s at 9.05.', 'it was twelve kilometers one kilogram and twenty five degrees celsius in the nineteen nineties at nine oh five')).toBe(true);
     expect(saysReading('Pi is 3.14.', 'pi is three point one four')).toBe(true);
+    expect(saysReading('Call 555-123-4567 today.', 'call five five five one two three four five six seven today')).toBe(true);
     expect(saysReading("Mr. Smith's 2nd car", 'mister smiths second car')).toBe(true);
     expect(saysReading('In March 2020 it was -5 in room 4A.', 'in march twenty twenty it was minus five in room four a')).toBe(true);
   });

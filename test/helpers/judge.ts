@@ -147,7 +147,7 @@ const MONTHS = 'january|february|march|april|may|june|july|august|september|octo
  * Words as a recognizer and a reference are compared: lower case, digits spelled out ("15" → "fifteen", "$12.50" →
  * "twelve dollars and fifty cents", "5%" → "five percent", "3.5" → "three point five", "21st" → "twenty first",
  * "March 15" → "march fifteenth", "3:30 pm" → "three thirty p m"), letters and digits apart ("4A" → "four a"), a
- * leading minus said, unit symbols after a number said ("12 km" → "twelve kilometers"), punctuation gone.
+ * leading minus said, phone numbers digit by digit, unit symbols after a number said ("12 km" → "twelve kilometers"), punctuation gone.
  * `years`: four-digit numbers from 1100 to 2099 said as years ("nineteen ninety", "1990s" → "nineteen nineties").
  * `dotTimes`: "9.05" as a time ("nine oh five"), as Whisper writes times it hears, instead of "nine point zero five".
  */
@@ -167,6 +167,8 @@ export function normalizeWords(text: string, options: { years?: boolean; dotTime
   return text
     .toLowerCase()
     .replace(/[’‘]/g, "'")
+    // Phone numbers, as said: digit by digit.
+    .replace(/\(?\b\d{3}\)?[\s-]\d{3}-\d{4}\b/g, (number) => [...number.replace(/\D/g, '')].map((digit) => ONES[Number(digit)]).join(' '))
     .replace(/(^|[\s(])[-−](?=\d)/g, '$1minus ')
     .replace(/([$€£¥])(\d[\d,]*(?:\.\d+)?)(\s+(?:thousand|million|billion))?/g, (_, sign: string, amount: string, scale?: string) => money(sign, amount, scale))
     .replace(/(\d)%/g, '$1 percent')
