@@ -550,19 +550,28 @@ function voicesSection(results: Results): string[] {
   const voices = results.voices;
   if (!voices) return [];
   const { wordErrorRates, speech, video } = voices;
+  const judged = (voice: string) => (wordErrorRates.measured ? wordErrorRates.rows.find((candidate) => candidate.voice === voice) : undefined);
   const errorRate = (voice: string) => {
-    if (!wordErrorRates.measured) return '–';
-    const row = wordErrorRates.rows.find((candidate) => candidate.voice === voice);
+    const row = judged(voice);
     return row ? `${(100 * row.wordErrorRate).toFixed(1)}%` : '–';
   };
+  const dnsmos = (voice: string) => judged(voice)?.dnsmos?.toFixed(2) ?? '–';
   const factor = (value: { p50: number; runs: number[] }) => `${value.p50}× (${Math.min(...value.runs)}–${Math.max(...value.runs)})`;
   const runs = Math.max(0, ...voices.realTime.map((row) => row.one.runs.length));
   return [
-    '## Voices: speed and intelligibility per engine, the neural voice end to end',
+    '## Voices: speed, intelligibility and naturalness per engine, the neural voice end to end',
     '',
     table(
-      ['voice', 'audio', 'real time, one at a time p50 (min–max)', 'two at once p50 (min–max)', 'word error rate', 'runs'],
-      voices.realTime.map((row) => [`\`${row.voice}\``, `${row.audioSeconds.toFixed(1)} s`, factor(row.one), factor(row.two), errorRate(row.voice), row.one.runs.length]),
+      ['voice', 'audio', 'real time, one at a time p50 (min–max)', 'two at once p50 (min–max)', 'word error rate', 'DNSMOS', 'runs'],
+      voices.realTime.map((row) => [
+        `\`${row.voice}\``,
+        `${row.audioSeconds.toFixed(1)} s`,
+        factor(row.one),
+        factor(row.two),
+        errorRate(row.voice),
+        dnsmos(row.voice),
+        row.one.runs.length,
+      ]),
     ),
     '',
     `Real-time factor: seconds of audio per second of wall time, \`POST /tts\` with \`format: "wav"\` of the ` +
@@ -570,9 +579,11 @@ function voicesSection(results: Results): string[] {
       `the answer read whole; two at once: two such requests sent together, both answers' audio over the time until the later ` +
       `one. ${runs === 1 ? 'One run' : `${runs} runs`} of each, in rounds over the voices, after one short request per voice. ` +
       (wordErrorRates.measured
-        ? 'Word error rate: the Rainbow Passage\'s first paragraph (test/helpers/speech-recognition.ts) spoken as wav by the service, ' +
-          'heard by CMU PocketSphinx (US English model) and scored by word edits over its words; it measures what a recognizer ' +
-          'tuned to natural speech makes of the voice, lower is better.'
+        ? 'Word error rate: the Rainbow Passage\'s first paragraph (test/helpers/judge.ts) spoken as wav by the service, ' +
+          'heard by Whisper base (faster-whisper, CPU int8, beam 5) and scored by word edits over its words, both sides in lower ' +
+          'case without punctuation and with digits spelled out; it measures what a recognizer tuned to natural speech makes ' +
+          'of the voice, lower is better. DNSMOS: Microsoft\'s DNSMOS P.808 (speechmos) of the same reading, a predicted ' +
+          'mean opinion score from 1 to 5, higher is better. One reading each: the neural voice\'s vary by a word or two.'
         : `Word error rates not measured: ${wordErrorRates.reason}.`) +
       (voices.missing.length ? ` Not listed by \`GET /voices\` on this machine, not measured: ${voices.missing.map((voice) => `\`${voice}\``).join(', ')}.` : ''),
     '',

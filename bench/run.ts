@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     await section('worst-case', '/tts on the slowest 5000-character inputs, per engine', async () => {
       results.worstCases = await measureWorstCases(service, plan.worstCase);
     });
-    await section('voices', 'each engine\'s main English voice: real-time factor, word error rate; the neural voice streamed and in a video', async () => {
+    await section('voices', 'each engine\'s main English voice: real-time factor, word error rate and DNSMOS; the neural voice streamed and in a video', async () => {
       results.voices = await measureVoices(service, plan.voices, workDir);
     });
     await section('scale', `issue 14: ${plan.scale.levels.join(', ')} \`voxreel worker\` processes on one redis-server; what the queue adds to a job; cache hits`, async () => {

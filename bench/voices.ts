@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { QUALITY_PARAGRAPH, RECOGNIZER, transcribe, wordErrorRate } from '../test/helpers/speech-recognition.js';
+import { Judge, JUDGE_DIR, judgeInstalled, QUALITY_PARAGRAPH, wordErrorRate } from '../test/helpers/judge.js';
 import { postOk, warmVoices, type Service } from './service.js';
 import { measureSpeech, type SpeechResult } from './speech.js';
 import { inRounds, median, round, timings, type Timings } from './stats.js';
@@ -34,8 +33,10 @@ export interface RealTimeRow {
 
 export interface WordErrorRow {
   voice: string;
-  /** Word edits / words of QUALITY_PARAGRAPH. */
+  /** Word edits / words of QUALITY_PARAGRAPH, as Whisper base heard it (test/helpers/judge.ts). */
   wordErrorRate: number;
+  /** DNSMOS P.808 of the same reading, 1–5 (absent from results measured with PocketSphinx, before issue 23). */
+  dnsmos?: number;
   heard: string;
 }
 
@@ -79,7 +80,7 @@ interface AudioAnswer {
 
 /**
  * Issue 11 on the real service: each listed English voice's real-time factor (POST /tts, wav, one and two at a time),
- * its word error rate on QUALITY_PARAGRAPH, then the neural voice streamed and as a 1080×1920 video.
+ * its word error rate and DNSMOS on QUALITY_PARAGRAPH (the tests' judge), then the neural voice streamed and as a 1080×1920 video.
  */
 export async function measureVoices(service: Service, plan: VoicesPlan, workDir: string): Promise<VoicesResult> {
   const voices = await warmVoices(service, ENGLISH_VOICES);
@@ -127,25 +128,30 @@ async function measureRealTime(service: Service, voices: readonly string[], plan
 }
 
 async function measureWordErrorRates(service: Service, voices: readonly string[], workDir: string): Promise<WordErrorRates> {
-  if (!existsSync(RECOGNIZER)) {
-    const reason = `${RECOGNIZER} is missing`;
+  if (!judgeInstalled()) {
+    const reason = `the judge of speech quality is not installed in ${JUDGE_DIR} (script/setup --test)`;
     console.log(`  word error rates not measured: ${reason}`);
     return { measured: false, reason };
   }
-  const rows: WordErrorRow[] = [];
-  for (const voice of voices) {
-    const answer = await speak(service, QUALITY_PARAGRAPH, voice);
-    // The answer's URL is CDN_URL's; the file is fetched from this server under the same path.
-    const response = await fetch(`${service.baseUrl}${new URL(answer.url).pathname}`, { signal: AbortSignal.timeout(30_000) });
-    if (!response.ok) throw new Error(`GET ${answer.url}: ${response.status}`);
-    const file = path.join(workDir, 'recognized.wav');
-    await writeFile(file, Buffer.from(await response.arrayBuffer()));
-    const heard = (await transcribe(file)).trim();
-    const row = { voice, wordErrorRate: round(wordErrorRate(QUALITY_PARAGRAPH, heard), 3), heard };
-    console.log(`  word error rate ${voice}: ${(100 * row.wordErrorRate).toFixed(1)}%`);
-    rows.push(row);
+  const judge = await Judge.start();
+  try {
+    const rows: WordErrorRow[] = [];
+    for (const voice of voices) {
+      const answer = await speak(service, QUALITY_PARAGRAPH, voice);
+      // The answer's URL is CDN_URL's; the file is fetched from this server under the same path.
+      const response = await fetch(`${service.baseUrl}${new URL(answer.url).pathname}`, { signal: AbortSignal.timeout(30_000) });
+      if (!response.ok) throw new Error(`GET ${answer.url}: ${response.status}`);
+      const file = path.join(workDir, 'recognized.wav');
+      await writeFile(file, Buffer.from(await response.arrayBuffer()));
+      const { transcript, dnsmos } = await judge.judge(file);
+      const row = { voice, wordErrorRate: round(wordErrorRate(QUALITY_PARAGRAPH, transcript), 3), dnsmos: round(dnsmos, 2), heard: transcript.trim() };
+      console.log(`  word error rate ${voice}: ${(100 * row.wordErrorRate).toFixed(1)}%, DNSMOS ${dnsmos.toFixed(2)}`);
+      rows.push(row);
+    }
+    return { measured: true, rows };
+  } finally {
+    await judge.close();
   }
-  return { measured: true, rows };
 }
 
 /** POST /tts-video at PORTRAIT, constant rate, with about `plan.videoSeconds` of the neural voice's narration. */

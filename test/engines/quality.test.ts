@@ -1,55 +1,178 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { postTts, useTestApp } from '../helpers/helpers.js';
-import { QUALITY_PARAGRAPH, RECOGNIZER, transcribe, wordErrorRate } from '../helpers/speech-recognition.js';
+import { Judge, judgeInstalled, normalizeWords, numberToWords, QUALITY_PARAGRAPH, saysReading, wordErrorRate, type Judgement } from '../helpers/judge.js';
 
 /**
- * Word error rates an offline recognizer (PocketSphinx, US English) makes on each English voice reading the same
- * paragraph: intelligibility, measured. Bounds are what was measured here (BENCHMARKS.md has the figures) with room
- * for the neural voice's sampling noise; a regression in phonemes, ids or joining shows as a jump well past them.
+ * Speech quality of the English voices, judged by Whisper base (word error rate on the Rainbow Passage's first
+ * paragraph: intelligibility) and DNSMOS P.808 (naturalness, 1–5), both in test/helpers/judge.py. Bounds are what was
+ * measured here (docs/operations.md, Speech quality, has the figures) with room for a word or two more; a regression
+ * in phonemes, ids or joining shows as a jump well past them.
  */
 const BOUNDS: Record<string, number> = {
-  'piper:en_US-joe-medium': 0.32,
-  'rhvoice:clb': 0.22,
-  'festival:slt-hts': 0.26,
-  'flite:slt': 0.3,
-  'espeak-ng:en-us': 0.95,
+  'piper:en_US-joe-medium': 0.07,
+  'rhvoice:clb': 0.06,
+  'festival:slt-hts': 0.1,
+  'flite:slt': 0.08,
+  'espeak-ng:en-us': 0.15,
 };
 
-/**
- * The neural voice samples noise, so each reading differs (measured here: 24–33 % on this paragraph): it is judged by
- * the median of three readings, the others (deterministic) by one.
- */
+/** The neural voice samples noise, so each reading differs: it is judged by the median of three, the others by one. */
 const READINGS: Record<string, number> = { 'piper:en_US-joe-medium': 3 };
 
-// CI installs the recognizer; elsewhere the test says why it did not run.
-const available = existsSync(RECOGNIZER) || Boolean(process.env.CI);
+/** Heteronyms in context: reported per voice, not gated (Whisper's language model often writes the right word anyway). */
+const HETERONYMS = [
+  'The wind was too strong to wind the clock.',
+  'I read the book yesterday, and I will read it again tomorrow.',
+  'He wound the bandage around the wound.',
+  'The dove dove into the bushes.',
+  'They refuse to take out the refuse.',
+  'Lead is heavier than the lead singer thinks.',
+];
 
-describe.runIf(available)('intelligibility of the English voices', () => {
+/** Texts with numbers, dates, abbreviations… and how each is read aloud; written on branch wt-normalize. */
+const NORMALIZATION_FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/normalization-en.json');
+const NORMALIZATION_SHARE = 0.9;
+
+// CI installs the judge (script/setup --test); elsewhere the test says why it did not run.
+const available = judgeInstalled() || Boolean(process.env.CI);
+
+describe.runIf(available)('speech quality of the English voices (Whisper base, DNSMOS P.808)', () => {
   // Caches off: each reading is synthesized anew.
   const t = useTestApp({ CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' });
+  let judge: Judge | undefined;
+  const paragraph = new Map<string, { rate: number; dnsmos: number }>();
 
-  for (const [voice, bound] of Object.entries(BOUNDS)) {
-    it(`${voice}: word error rate at most ${Math.round(bound * 100)} %`, async (context) => {
-      if (!t.app.engines.findVoice(voice)) {
-        // Festival, RHVoice and the neural voice are optional installs; CI has them all.
-        if (process.env.CI) throw new Error(`${voice} is not installed`);
-        context.skip();
-      }
-      const scored: { rate: number; heard: string }[] = [];
-      for (let reading = 0; reading < (READINGS[voice] ?? 1); reading += 1) {
-        const result = await postTts(t.app, { text: QUALITY_PARAGRAPH, voice, format: 'wav' });
-        const heard = await transcribe(path.join(t.outputDir, result.url.slice(t.config.cdnUrl.length + 1)));
-        scored.push({ rate: wordErrorRate(QUALITY_PARAGRAPH, heard), heard });
-      }
-      const median = scored.sort((a, b) => a.rate - b.rate)[Math.floor(scored.length / 2)];
-      expect(median?.rate, median?.heard).toBeLessThanOrEqual(bound);
-    });
+  beforeAll(async () => {
+    judge = await Judge.start();
+  });
+  afterAll(async () => judge?.close());
+
+  async function heard(text: string, voice: string, wanted?: { dnsmos: boolean }): Promise<Judgement> {
+    if (!judge) throw new Error('the judge did not start');
+    const result = await postTts(t.app, { text, voice, format: 'wav' });
+    return judge.judge(path.join(t.outputDir, result.url.slice(t.config.cdnUrl.length + 1)), wanted);
   }
 
-  it('scores a transcript against its text by word edits', () => {
-    expect(wordErrorRate('the pot of gold', 'the pot of gold')).toBe(0);
+  /** Skips a test on a voice this machine lacks; Festival, RHVoice and the neural voice are optional, CI has them all. */
+  function requireVoice(voice: string | undefined, context: TestContext): asserts voice is string {
+    if (voice && t.app.engines.findVoice(voice)) return;
+    if (process.env.CI) throw new Error(`${voice ?? 'the recommended English voice'} is not installed`);
+    context.skip();
+  }
+
+  const recommended = () => t.app.engines.listVoices().find((voice) => voice.recommended && voice.language === 'en-US')?.id;
+
+  for (const [voice, bound] of Object.entries(BOUNDS)) {
+    it(`${voice}: word error rate on the paragraph at most ${Math.round(bound * 100)} %`, async (context) => {
+      requireVoice(voice, context);
+      const readings: { rate: number; dnsmos: number; transcript: string }[] = [];
+      for (let reading = 0; reading < (READINGS[voice] ?? 1); reading += 1) {
+        const { transcript, dnsmos } = await heard(QUALITY_PARAGRAPH, voice);
+        readings.push({ rate: wordErrorRate(QUALITY_PARAGRAPH, transcript), dnsmos, transcript });
+      }
+      const median = <T>(values: T[], key: (value: T) => number) => [...values].sort((a, b) => key(a) - key(b))[Math.floor(values.length / 2)];
+      const byRate = median(readings, (reading) => reading.rate);
+      const dnsmos = median(readings, (reading) => reading.dnsmos)?.dnsmos ?? Number.NaN;
+      if (!byRate) throw new Error('no reading');
+      paragraph.set(voice, { rate: byRate.rate, dnsmos });
+      const said = `${voice}: word error rate ${(100 * byRate.rate).toFixed(1)} % (${readings.map((r) => (100 * r.rate).toFixed(1)).join(', ')}), DNSMOS ${dnsmos.toFixed(2)}`;
+      console.log(byRate.rate > 0 ? `${said}\n  heard: ${byRate.transcript}` : said);
+      await context.annotate(said);
+      expect(byRate.rate, byRate.transcript).toBeLessThanOrEqual(bound);
+    }, 120_000);
+  }
+
+  /**
+   * Naturalness ranks the neural voice first by a wide margin (DNSMOS 4.05–4.22 against 3.88 at best), so that is
+   * gated. Intelligibility does not: Whisper base hears Festival's paragraph without a miss (0 of 98 words) and the
+   * neural voice's median reading with 1 to 4 ("and form a" as "in form of"), so "at most Festival's" is reported here,
+   * not asserted (docs/operations.md, Speech quality).
+   */
+  it('the recommended English voice: the best DNSMOS of the English voices (its word error rate against Festival\'s reported)', async (context) => {
+    const voice = recommended();
+    requireVoice(voice, context);
+    const own = paragraph.get(voice);
+    if (!own) throw new Error(`no paragraph measurement of ${voice}`);
+    expect(voice).toBe('piper:en_US-joe-medium');
+    const festival = paragraph.get('festival:slt-hts');
+    const percent = (rate: number) => `${(100 * rate).toFixed(1)} %`;
+    const said = festival
+      ? `${voice}: word error rate ${percent(own.rate)} against Festival's ${percent(festival.rate)} (${own.rate <= festival.rate ? 'at most' : 'above'} Festival's)`
+      : `${voice}: word error rate ${percent(own.rate)}; Festival is not installed`;
+    console.log(said);
+    await context.annotate(said);
+    for (const [other, { dnsmos }] of paragraph) expect(own.dnsmos, `DNSMOS of ${voice} against ${other}`).toBeGreaterThanOrEqual(dnsmos);
+  });
+
+  /**
+   * Speaks `texts` in requests of `perRequest` (one Whisper window, under 30 s of speech, keeps the judge quick and
+   * whole) and says which of them the transcript holds: each text's `reading` (or the text itself) as a run of words.
+   */
+  async function heardInBatches(voice: string, texts: { text: string; reading?: string }[], perRequest: number): Promise<{ text: string; heard?: string }[]> {
+    const missed: { text: string; heard?: string }[] = [];
+    for (let from = 0; from < texts.length; from += perRequest) {
+      const batch = texts.slice(from, from + perRequest);
+      const { transcript } = await heard(batch.map((item) => item.text).join(' '), voice, { dnsmos: false });
+      for (const item of batch) if (!saysReading(transcript, item.reading ?? item.text)) missed.push({ text: item.text, heard: transcript.trim() });
+    }
+    return missed;
+  }
+
+  it('heteronyms in context, per voice (reported only)', async (context) => {
+    for (const voice of Object.keys(BOUNDS).filter((id) => t.app.engines.findVoice(id))) {
+      const missed = await heardInBatches(voice, HETERONYMS.map((text) => ({ text })), HETERONYMS.length);
+      const said = `${voice}: ${HETERONYMS.length - missed.length} of ${HETERONYMS.length} heteronym sentences heard as written` +
+        (missed.length ? ` (not: ${missed.map((miss) => JSON.stringify(miss.text)).join(', ')}; heard ${JSON.stringify(missed[0]?.heard)})` : '');
+      console.log(said);
+      await context.annotate(said);
+    }
+  }, 120_000);
+
+  it(`the recommended voice reads the normalization items as written (gated at ${NORMALIZATION_SHARE} with VOXREEL_NORMALIZATION_GATE=1)`, async (context) => {
+    const voice = recommended();
+    requireVoice(voice, context);
+    if (!existsSync(NORMALIZATION_FIXTURE)) {
+      if (process.env.VOXREEL_NORMALIZATION_GATE === '1') throw new Error(`${NORMALIZATION_FIXTURE} is missing`);
+      context.skip();
+    }
+    const items = JSON.parse(readFileSync(NORMALIZATION_FIXTURE, 'utf8')) as { text: string; reading: string }[];
+    // Five items a request: about 20 s of speech, one Whisper window.
+    const missed = await heardInBatches(voice, items, 5);
+    const share = (items.length - missed.length) / Math.max(1, items.length);
+    const said = `${voice}: ${items.length - missed.length} of ${items.length} normalization items heard as their reading (${(100 * share).toFixed(0)} %)`;
+    const lines = missed.map((miss) => `${JSON.stringify(miss.text)} (in ${JSON.stringify(miss.heard)})`);
+    console.log([said, ...lines.map((line) => `  ${line}`)].join('\n'));
+    await context.annotate(said);
+    if (process.env.VOXREEL_NORMALIZATION_GATE === '1') expect(share, lines.join('\n')).toBeGreaterThanOrEqual(NORMALIZATION_SHARE);
+  }, 150_000);
+});
+
+describe('comparing a transcript with its text', () => {
+  it('scores by word edits over the reference\'s words', () => {
+    expect(wordErrorRate('the pot of gold', 'The pot of gold.')).toBe(0);
     expect(wordErrorRate('the pot of gold', 'a pot gold')).toBe(0.5);
+  });
+
+  it('spells out the digits a recognizer writes, so they are not counted as errors', () => {
+    expect(numberToWords(15)).toBe('fifteen');
+    expect(numberToWords(2024)).toBe('two thousand twenty four');
+    expect(numberToWords(1_000_305)).toBe('one million three hundred five');
+    expect(normalizeWords('It cost $5, 15% more, on the 21st at 3:05; 3.25 m, 1,200 people.').join(' ')).toBe(
+      'it cost five dollars fifteen percent more on the twenty first at three oh five three point two five meters one thousand two hundred people',
+    );
+    expect(normalizeWords('$12.50, $0.75, £3.20 and $1.5 million on March 15 at 3.30 pm or 7am').join(' ')).toBe(
+      'twelve dollars and fifty cents seventy five cents three pounds and twenty pence and one point five million dollars ' +
+        'on march fifteenth at three thirty p m or seven a m',
+    );
+    expect(wordErrorRate('fifteen men in nineteen ninety', '15 men in 1990')).toBeGreaterThan(0);
+    expect(saysReading('Yes. 15 men in 1990, all told.', 'fifteen men in nineteen ninety')).toBe(true);
+    expect(saysReading('15 men in 1991', 'fifteen men in nineteen ninety two')).toBe(false);
+    expect(saysReading('It was 12 km, 1 kg and 25 °C in the 1990s at 9.05.', 'it was twelve kilometers one kilogram and twenty five degrees celsius in the nineteen nineties at nine oh five')).toBe(true);
+    expect(saysReading('Pi is 3.14.', 'pi is three point one four')).toBe(true);
+    expect(saysReading('Call 555-123-4567 today.', 'call five five five one two three four five six seven today')).toBe(true);
+    expect(saysReading("Mr. Smith's 2nd car", 'mister smiths second car')).toBe(true);
+    expect(saysReading('In March 2020 it was -5 in room 4A.', 'in march twenty twenty it was minus five in room four a')).toBe(true);
   });
 });
