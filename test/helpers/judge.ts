@@ -1,3 +1,4 @@
+import { normalizeEnglish } from '../../src/speech/normalize-english.js';
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -208,9 +209,13 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
   return (previous[hyp.length] ?? 0) / Math.max(1, ref.length);
 }
 
-/** Whether a transcript says the reading's words in a row, its numbers taken as cardinals or as years, "9.05" as a number or a time. */
+/**
+ * Whether a transcript says the reading's words in a row, its numbers taken as cardinals or as years, "9.05" as a
+ * number or a time; Whisper writes what it hears in the usual written forms ("Henry VIII", "Mr.", "$3.14",
+ * "example.com"), so the transcript is also read out by voxreel's English normalizer before it is compared.
+ */
 export function saysReading(transcript: string, reading: string): boolean {
   const wanted = ` ${normalizeWords(reading).join(' ')} `;
   const ways = [{}, { years: true }, { dotTimes: true }, { years: true, dotTimes: true }];
-  return ways.some((options) => ` ${normalizeWords(transcript, options).join(' ')} `.includes(wanted));
+  return [transcript, normalizeEnglish(transcript).text].some((heard) => ways.some((options) => ` ${normalizeWords(heard, options).join(' ')} `.includes(wanted)));
 }
