@@ -19,6 +19,7 @@ import assetsRoutes from './routes/assets.js';
 import healthRoutes from './routes/health.js';
 import jobsRoutes from './routes/jobs.js';
 import lexiconsRoutes from './routes/lexicons.js';
+import elevenLabsRoutes from './routes/elevenlabs.js';
 import openAiRoutes from './routes/openai-speech.js';
 import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
@@ -107,6 +108,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(assetsRoutes);
   await app.register(lexiconsRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
+  // ElevenLabs' API shares the prefix: its routes are its own, but for GET /v1/models (see routes/elevenlabs.ts).
+  await app.register(elevenLabsRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);
   return app;
 }
