@@ -147,6 +147,21 @@ describe('voices and models', () => {
     const openAi = await t.app.inject({ method: 'GET', url: '/v1/models' });
     expect(openAi.json()).toMatchObject({ object: 'list' });
   });
+
+  it('are in the OpenAPI document', async () => {
+    const paths = Object.keys((await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{ paths: Record<string, unknown> }>().paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/v1/text-to-speech/{voice_id}',
+        '/v1/text-to-speech/{voice_id}/stream',
+        '/v1/text-to-speech/{voice_id}/with-timestamps',
+        '/v1/text-to-speech/{voice_id}/stream/with-timestamps',
+        '/v1/voices',
+        '/v1/voices/{voice_id}',
+        '/v1/models',
+      ]),
+    );
+  });
 });
 
 describe('errors in ElevenLabs shape', () => {
