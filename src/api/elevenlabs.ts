@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { NonBlankText } from './fields.js';
 
 /** ElevenLabs' limit for `text` on its multilingual model. */
@@ -40,7 +40,9 @@ export const ELEVENLABS_FORMATS = [
 ] as const;
 export type ElevenLabsFormat = (typeof ELEVENLABS_FORMATS)[number];
 
-const Unit = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1, description }));
+/** Optional, and null taken as left out (ElevenLabs' other clients send null for fields they do not set). */
+const Omissible = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+const Unit = (description: string) => Omissible(Type.Number({ minimum: 0, maximum: 1, description }));
 const Ignored = 'Accepted and ignored.';
 
 export const ElevenLabsVoiceSettings = Type.Object(
@@ -48,8 +50,8 @@ export const ElevenLabsVoiceSettings = Type.Object(
     stability: Unit(Ignored),
     similarity_boost: Unit(Ignored),
     style: Unit(Ignored),
-    use_speaker_boost: Type.Optional(Type.Boolean({ description: Ignored })),
-    speed: Type.Optional(Type.Number({ minimum: 0.7, maximum: 1.2, description: 'Speaking rate, 0.7 to 1.2 as ElevenLabs allows; pitch is kept. Default 1.' })),
+    use_speaker_boost: Omissible(Type.Boolean({ description: Ignored })),
+    speed: Omissible(Type.Number({ minimum: 0.7, maximum: 1.2, description: 'Speaking rate, 0.7 to 1.2 as ElevenLabs allows; pitch is kept. Default 1.' })),
   },
   { additionalProperties: true },
 );
@@ -59,13 +61,13 @@ export type ElevenLabsVoiceSettings = Static<typeof ElevenLabsVoiceSettings>;
 export const ElevenLabsSpeechRequest = Type.Object(
   {
     text: NonBlankText(MAX_ELEVENLABS_TEXT),
-    model_id: Type.Optional(Type.String({ maxLength: 100, description: 'Accepted and ignored: every model synthesizes the same way here.' })),
-    voice_settings: Type.Optional(ElevenLabsVoiceSettings),
-    language_code: Type.Optional(Type.String({ maxLength: 35, description: "Accepted and ignored: the voice's language is used." })),
-    seed: Type.Optional(Type.Integer({ description: 'Accepted and ignored: synthesis is deterministic here.' })),
-    previous_text: Type.Optional(Type.String({ maxLength: MAX_ELEVENLABS_TEXT, description: Ignored })),
-    next_text: Type.Optional(Type.String({ maxLength: MAX_ELEVENLABS_TEXT, description: Ignored })),
-    apply_text_normalization: Type.Optional(
+    model_id: Omissible(Type.String({ maxLength: 100, description: 'Accepted and ignored: every model synthesizes the same way here.' })),
+    voice_settings: Omissible(ElevenLabsVoiceSettings),
+    language_code: Omissible(Type.String({ maxLength: 35, description: "Accepted and ignored: the voice's language is used." })),
+    seed: Omissible(Type.Integer({ description: 'Accepted and ignored: synthesis is deterministic here.' })),
+    previous_text: Omissible(Type.String({ maxLength: MAX_ELEVENLABS_TEXT, description: Ignored })),
+    next_text: Omissible(Type.String({ maxLength: MAX_ELEVENLABS_TEXT, description: Ignored })),
+    apply_text_normalization: Omissible(
       Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], { description: 'Accepted and ignored: English text is always normalized.' }),
     ),
   },
@@ -101,13 +103,11 @@ export const CharacterAlignment = Type.Object({
   character_end_times_seconds: Type.Array(Type.Number()),
 });
 
-const TimedAudioFields = {
+export const ElevenLabsTimedAudio = Type.Object({
   audio_base64: Type.String({ description: 'The audio, base64.' }),
   alignment: Type.Union([CharacterAlignment, Type.Null()], { description: 'Every character of the text with when it is said.' }),
   normalized_alignment: Type.Union([CharacterAlignment, Type.Null()], { description: 'The same as `alignment`: voxreel times the text as written.' }),
-};
-
-export const ElevenLabsTimedAudio = Type.Object(TimedAudioFields);
+});
 export type ElevenLabsTimedAudio = Static<typeof ElevenLabsTimedAudio>;
 
 export const ElevenLabsVoiceObject = Type.Object({

@@ -62,7 +62,11 @@ const PREMADE_TABLE: Readonly<Record<string, readonly string[]>> = Object.fromEn
 export function resolveElevenLabsVoice(engines: Pick<Speaker, 'findVoice'>, requested: string): string {
   const found = mappedVoice(engines, PREMADE_TABLE, requested);
   if (found) return found;
-  throw new AppError('UNKNOWN_VOICE', {
+  throw unknownVoice(requested);
+}
+
+function unknownVoice(requested: string): AppError {
+  return new AppError('UNKNOWN_VOICE', {
     field: 'voice_id',
     message: `A voice with the voice_id "${requested.slice(0, 100)}" was not found; GET /v1/voices lists them.`,
   });
@@ -95,24 +99,41 @@ function labelsOf(voice: Voice): Record<string, string> {
   };
 }
 
-/** A voice object as ElevenLabs lists one; `preview` gives the URL of a local voice's preview. */
 function voiceObject(fields: Pick<ElevenLabsVoiceObject, 'voice_id' | 'name' | 'category' | 'description' | 'labels'>, previewUrl: string): ElevenLabsVoiceObject {
   return { ...fields, preview_url: previewUrl, settings: DEFAULT_SETTINGS, available_for_tiers: [], high_quality_base_model_ids: MODEL_IDS };
 }
 
+type VoiceSource = Pick<EngineRegistry, 'findVoice' | 'listVoices'>;
+/** The URL of a local voice's preview. */
+type PreviewUrl = (voiceId: string) => string;
+
+function premadeObject(engines: VoiceSource, voice: PremadeVoice, preview: PreviewUrl): ElevenLabsVoiceObject | undefined {
+  const local = engines.findVoice(mappedVoice(engines, PREMADE_TABLE, voice.voice_id) ?? '');
+  if (!local) return undefined;
+  const labels = { ...labelsOf(local), gender: voice.gender, accent: voice.accent, voxreel_voice: local.id };
+  const description = `ElevenLabs' ${voice.name}, spoken here by ${local.name} (${local.id}).`;
+  return voiceObject({ voice_id: voice.voice_id, name: voice.name, category: 'premade', description, labels }, preview(local.id));
+}
+
+function localObject(voice: Voice, preview: PreviewUrl): ElevenLabsVoiceObject {
+  const description = `voxreel's ${voice.engine} voice ${voice.name}.`;
+  return voiceObject({ voice_id: voice.id, name: voice.name, category: 'generated', description, labels: labelsOf(voice) }, preview(voice.id));
+}
+
 /** The premade voices (each with its local voice) then every local voice, as GET /v1/voices lists them. */
-export function elevenLabsVoices(engines: Pick<EngineRegistry, 'findVoice' | 'listVoices'>, preview: (voiceId: string) => string): ElevenLabsVoiceObject[] {
-  const premade = ELEVENLABS_VOICES.flatMap((voice) => {
-    const local = engines.findVoice(mappedVoice(engines, PREMADE_TABLE, voice.voice_id) ?? '');
-    if (!local) return [];
-    const labels = { ...labelsOf(local), gender: voice.gender, accent: voice.accent, voxreel_voice: local.id };
-    const description = `ElevenLabs' ${voice.name}, spoken here by ${local.name} (${local.id}).`;
-    return [voiceObject({ voice_id: voice.voice_id, name: voice.name, category: 'premade', description, labels }, preview(local.id))];
-  });
-  const local = engines
-    .listVoices()
-    .map((voice) => voiceObject({ voice_id: voice.id, name: voice.name, category: 'generated', description: `voxreel's ${voice.engine} voice ${voice.name}.`, labels: labelsOf(voice) }, preview(voice.id)));
-  return [...premade, ...local];
+export function elevenLabsVoices(engines: VoiceSource, preview: PreviewUrl): ElevenLabsVoiceObject[] {
+  const premade = ELEVENLABS_VOICES.flatMap((voice) => premadeObject(engines, voice, preview) ?? []);
+  return [...premade, ...engines.listVoices().map((voice) => localObject(voice, preview))];
+}
+
+/** One voice as GET /v1/voices lists it: a premade voice by id or name, or a local voice by its id. */
+export function elevenLabsVoice(engines: VoiceSource, requested: string, preview: PreviewUrl): ElevenLabsVoiceObject {
+  const wanted = requested.toLowerCase();
+  const premade = ELEVENLABS_VOICES.find((voice) => voice.voice_id.toLowerCase() === wanted || voice.name.toLowerCase() === wanted);
+  const local = premade ? undefined : engines.findVoice(requested);
+  const found = premade ? premadeObject(engines, premade, preview) : local && localObject(local, preview);
+  if (found) return found;
+  throw unknownVoice(requested);
 }
 
 /** ElevenLabs' `status` codes where it has one for the same failure; ours in lower case otherwise. */

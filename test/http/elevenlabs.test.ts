@@ -182,6 +182,26 @@ describe('errors in ElevenLabs shape', () => {
     expect(speed.body).toEqual({ detail: [{ loc: ['body', 'voice_settings', 'speed'], msg: expect.any(String), type: 'less_than_equal' }] });
   });
 
+  it("takes ElevenLabs' other fields, and null for fields not set; an unknown route under its prefix has its body", async () => {
+    const payload = {
+      text: 'Hi.',
+      model_id: null,
+      voice_settings: { stability: null, similarity_boost: 0.8, style: 0.1, use_speaker_boost: false, speed: null },
+      pronunciation_dictionary_locators: [],
+      seed: 42,
+    };
+    const accepted = await t.app.inject({ method: 'POST', url: `/v1/text-to-speech/Rachel?output_format=pcm_16000&enable_logging=false`, payload });
+    expect(accepted.statusCode).toBe(200);
+    expect(accepted.headers['content-type']).toBe('audio/pcm');
+    expect(accepted.rawPayload.length).toBeGreaterThan(16_000);
+    const missing = await t.app.inject({ method: 'POST', url: `/v1/text-to-speech/Rachel/nowhere`, payload });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: { status: 'not_found', message: expect.any(String) } });
+    const noText = await t.app.inject({ method: 'POST', url: `/v1/text-to-speech/Rachel`, payload: { model_id: 'eleven_v3' } });
+    expect(noText.statusCode).toBe(422);
+    expect(noText.json()).toEqual({ detail: [{ loc: ['body', 'text'], msg: expect.any(String), type: 'missing' }] });
+  });
+
   it('answers a missing or wrong key with 401 when keys are configured, and takes xi-api-key', async () => {
     const keyed = await buildTestApp({ API_KEYS: 'secret-key' }, { engines: t.app.engines });
     try {

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
 import { alignmentBetween, characterAlignment } from '../../speech/character-alignment.js';
 import type { StreamRequest, TimedAudio } from '../../speech/synthesizer.js';
-import { elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
+import { elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
 import { jobClient } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
@@ -141,16 +141,7 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/voices/:voice_id',
     { schema: { tags: ['voices'], summary: 'ElevenLabs-compatible: one voice', params: ElevenLabsVoiceParams, response: { 200: ElevenLabsVoiceObject, ...errors } } },
-    async (request) => {
-      const local = resolveElevenLabsVoice(app.engines, request.params.voice_id);
-      const voices = elevenLabsVoices(app.engines, (id) => previewUrl(request, id));
-      const wanted = request.params.voice_id.toLowerCase();
-      const found =
-        voices.find((voice) => voice.category === 'premade' && (voice.voice_id.toLowerCase() === wanted || voice.name.toLowerCase() === wanted)) ??
-        voices.find((voice) => voice.voice_id === local);
-      if (!found) throw new Error(`voice ${local} resolved but not listed`);
-      return found;
-    },
+    async (request) => elevenLabsVoice(app.engines, request.params.voice_id, (id) => previewUrl(request, id)),
   );
 
   app.get(

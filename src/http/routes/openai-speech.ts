@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
 import { clientId } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
-import { errorResponder, notFoundError } from '../plugins/error-handler.js';
+import { errorBodyFor, errorResponder, notFoundError } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
 import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../../api/openai.js';
 
@@ -25,7 +25,8 @@ const audioContent = Object.fromEntries(
 /** OpenAI's speech API under /v1, with OpenAI's error body on every route of it (authentication failures included). */
 const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(errorResponder((error, _request, thrown) => openAiErrorBody(error, thrown)));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(openAiErrorBody(notFoundError(request))));
+  // ElevenLabs' routes share the prefix: an unknown route under theirs gets their body.
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBodyFor(request.url, notFoundError(request), request.id)));
 
   app.get(
     '/models',
