@@ -191,7 +191,8 @@ function safeName(id: string): string {
 async function writeTimedLines(output: Writable, timed: TimedAudio, signal: AbortSignal): Promise<void> {
   const alignment = characterAlignment(timed.text, timed.words);
   const count = Math.max(1, Math.ceil(timed.duration / CHUNK_SECONDS));
-  const size = Math.ceil(timed.audio.length / count);
+  // Whole 16-bit samples in every line, for clients that decode raw PCM line by line.
+  const size = 2 * Math.ceil(timed.audio.length / count / 2);
   for (let index = 0; index < count; index += 1) {
     const from = (index * timed.duration) / count;
     const to = index === count - 1 ? Infinity : ((index + 1) * timed.duration) / count;
