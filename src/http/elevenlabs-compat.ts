@@ -72,12 +72,13 @@ function unknownVoice(requested: string): AppError {
   });
 }
 
-const ENCODINGS: Record<string, AudioEncoding> = { mp3: 'mp3', opus: 'opus', pcm: 'pcm', wav: 'wav', ulaw: 'ulaw', alaw: 'alaw' };
+/** The codecs of `output_format` (its first part) to voxreel's encodings. */
+export const ELEVENLABS_ENCODINGS: Readonly<Record<string, AudioEncoding>> = { mp3: 'mp3', opus: 'opus', pcm: 'pcm', wav: 'wav', ulaw: 'ulaw', alaw: 'alaw' };
 
 /** An `output_format` as voxreel encodes it: the codec and rate named (the bitrate named is not followed). */
 export function outputFormat(format: ElevenLabsFormat): { encoding: AudioEncoding; sampleRate: number } {
   const [codec = '', rate = ''] = format.split('_');
-  const encoding = ENCODINGS[codec];
+  const encoding = ELEVENLABS_ENCODINGS[codec];
   if (!encoding) throw new AppError('VALIDATION_ERROR', { field: 'output_format', message: `output_format "${format}" is not supported.` });
   return { encoding, sampleRate: Number(rate) };
 }

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
 import { alignmentBetween, characterAlignment } from '../../speech/character-alignment.js';
 import type { StreamRequest, TimedAudio } from '../../speech/synthesizer.js';
-import { elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
+import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
 import { jobClient } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
@@ -32,7 +32,7 @@ const ELEVENLABS_KEY_HEADER = 'xi-api-key';
 const errors = { '4xx': ElevenLabsErrorBody, '5xx': ElevenLabsErrorBody };
 const speechSchema = { tags: ['speech'], params: ElevenLabsVoiceParams, querystring: ElevenLabsSpeechQuery, body: ElevenLabsSpeechRequest };
 const audioContent = Object.fromEntries(
-  [...new Set(Object.values(AUDIO_ENCODINGS).map((encoding) => encoding.contentType))].map((type) => [
+  [...new Set(Object.values(ELEVENLABS_ENCODINGS).map((encoding) => AUDIO_ENCODINGS[encoding].contentType))].map((type) => [
     type,
     // Sent as a stream, never serialized.
     { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) },
