@@ -12,7 +12,7 @@ export const ErrorTable = {
   INVALID_LEXICON: { status: 400, message: 'The pronunciation lexicon is not valid PLS 1.0.' },
   UNKNOWN_LEXICON: { status: 422, message: 'No lexicon of yours has this id; it may have been deleted (POST /lexicons uploads one).' },
   UNKNOWN_ASSET: { status: 422, message: 'No asset of the kind this field takes has this id; it may have expired or been deleted (POST /assets uploads one).' },
-  UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>).' },
+  UNAUTHORIZED: { status: 401, message: 'A valid API key is required (Authorization: Bearer <key>, or xi-api-key: <key>).' },
   NOT_FOUND: { status: 404, message: 'No such route or file.' },
   JOB_NOT_FOUND: { status: 404, message: 'No job has this id; it may have expired (JOB_RETENTION_HOURS).' },
   JOB_CANCELLED: { status: 409, message: 'The job was cancelled (DELETE /jobs/{id}).' },

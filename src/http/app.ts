@@ -20,6 +20,7 @@ import healthRoutes from './routes/health.js';
 import jobsRoutes from './routes/jobs.js';
 import lexiconsRoutes from './routes/lexicons.js';
 import mcpRoutes from './routes/mcp.js';
+import elevenLabsRoutes from './routes/elevenlabs.js';
 import openAiRoutes from './routes/openai-speech.js';
 import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
@@ -110,6 +111,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(lexiconsRoutes);
   await app.register(mcpRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
+  // ElevenLabs' API shares the prefix: its routes are its own, but for GET /v1/models (see routes/elevenlabs.ts).
+  await app.register(elevenLabsRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);
   return app;
 }

@@ -26,10 +26,15 @@ export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
   cedar: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
 };
 
+/** The first installed of a name's voices in `table` (its keys in lower case); a voxreel voice id stands for itself. */
+export function mappedVoice(engines: Pick<Speaker, 'findVoice'>, table: Readonly<Record<string, readonly string[]>>, requested: string): string | undefined {
+  const preferences = table[requested.toLowerCase()];
+  return preferences ? preferences.find((id) => engines.findVoice(id)) : engines.findVoice(requested)?.id;
+}
+
 /** An OpenAI voice name to the local voice it maps to here; a voxreel voice id stands for itself. */
 export function resolveVoice(engines: Pick<Speaker, 'findVoice'>, requested: string): string {
-  const preferences = OPENAI_VOICES[requested.toLowerCase()];
-  const found = preferences ? preferences.find((id) => engines.findVoice(id)) : engines.findVoice(requested)?.id;
+  const found = mappedVoice(engines, OPENAI_VOICES, requested);
   if (found) return found;
   throw new AppError('UNKNOWN_VOICE', {
     field: 'voice',

@@ -26,11 +26,14 @@ export const AUDIO_ENCODINGS = {
   opus: { extension: 'opus', contentType: 'audio/ogg; codecs=opus', peakHeadroom: 1.5, args: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'ogg', '-page_duration', '20000'] },
   flac: { extension: 'flac', contentType: 'audio/flac', peakHeadroom: 0.5, args: ['-c:a', 'flac', '-f', 'flac'] },
   pcm: { extension: 'pcm', contentType: 'audio/pcm', peakHeadroom: 0.5, args: ['-c:a', 'pcm_s16le', '-f', 's16le'] },
+  // G.711, raw, 8 bits a sample: telephony (the ElevenLabs-compatible endpoint's ulaw_8000 and alaw_8000).
+  ulaw: { extension: 'ulaw', contentType: 'audio/basic', peakHeadroom: 0.5, args: ['-c:a', 'pcm_mulaw', '-f', 'mulaw'] },
+  alaw: { extension: 'alaw', contentType: 'audio/x-alaw-basic', peakHeadroom: 0.5, args: ['-c:a', 'pcm_alaw', '-f', 'alaw'] },
 } as const;
 export type AudioEncoding = keyof typeof AUDIO_ENCODINGS;
 
 /** Encodings whose bytes are final as soon as they are written, so they can be sent while the rest is encoded. */
-export const STREAMABLE_ENCODINGS: ReadonlySet<AudioEncoding> = new Set(['mp3', 'adts', 'opus', 'pcm']);
+export const STREAMABLE_ENCODINGS: ReadonlySet<AudioEncoding> = new Set(['mp3', 'adts', 'opus', 'pcm', 'ulaw', 'alaw']);
 
 export interface EncodeOptions extends ProcessLimits {
   encoding: AudioEncoding;

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -24,6 +25,7 @@ import type { Script, Utterance } from './script.js';
 import { runProcess } from '../media/process.js';
 import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
+import { mapInOrder } from './map-in-order.js';
 
 /** Told of what synthesis sees that the HTTP layer cannot (metrics). */
 export interface SpeechObserver {
@@ -111,6 +113,15 @@ export interface StreamRequest extends SpeakRequest {
   speed: number;
   /** Resample to this rate; by default the voice's own. */
   sampleRate?: number;
+}
+
+/** Encoded audio in memory with its words' times (`timedAudio`). */
+export interface TimedAudio {
+  audio: Buffer;
+  /** The written text that word offsets point into. */
+  text: string;
+  duration: number;
+  words: SpokenWord[];
 }
 
 /** The part of an audio job's progress that is speaking (the rest is encoding and measuring the file). */
@@ -227,13 +238,18 @@ export class Synthesizer {
     return chunk;
   }
 
-  /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
-  async renderAudio(request: AudioRequest): Promise<AudioResult> {
+  /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed). */
+  private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number }> {
     const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
+    const speech = await this.speak({ ...request, speed: spoken }, this.limits.audioSeconds * tempo, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+    return { speech, tempo };
+  }
+
+  /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
+  async renderAudio(request: AudioRequest): Promise<AudioResult> {
     const { onProgress } = request;
-    const speaking = { ...request, speed: spoken, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) };
-    const speech = await this.speak(speaking, this.limits.audioSeconds * tempo, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+    const { speech, tempo } = await this.speakWhole({ ...request, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
     const written = speech.text ?? request.text;
     const published = await publishFiles(
@@ -261,6 +277,26 @@ export class Synthesizer {
     // The captions show emoji with their word; the timestamps cover what is said.
     const said = words?.map((word) => ({ ...word, ...spokenSpan(written, word) }));
     return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(said && vtt && srt ? { words: said, captions: { vtt, srt } } : {}) };
+  }
+
+  /**
+   * Speaks the text into memory, encoded, every word timed, nothing published (the ElevenLabs-compatible timestamps).
+   * `duration` is the speech's length at the asked speed (a compressed file adds its codec's padding to it).
+   */
+  async timedAudio(request: StreamRequest): Promise<TimedAudio> {
+    const { speech, tempo } = await this.speakWhole(request);
+    const { encoding, sampleRate, signal } = request;
+    const folder = await this.scratch.folder('audio').catch(storageFailed);
+    try {
+      const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[encoding].extension}`);
+      await encodeSpeech(this.ffmpeg, speech, { encoding, speed: tempo, sampleRate, output: file, signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
+      const text = speech.text ?? request.text;
+      const duration = speech.duration / tempo;
+      const words = timedWordsIn(text, speech, duration).map((word) => ({ ...word, ...spokenSpan(text, word) }));
+      return { audio: await readFile(file), text, duration, words };
+    } finally {
+      await folder.remove();
+    }
   }
 
   /**
@@ -329,41 +365,6 @@ function measureAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, sig
 
 function pcmBytes(samples: Int16Array): Buffer {
   return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-}
-
-/**
- * items.map(fn) with at most `limit` calls running (only one until the first is done, with `firstAlone`), yielding
- * the results in order, each as soon as it and those before it are done; stops starting calls after a failure (and
- * when the consumer stops).
- */
-async function* mapInOrder<T, R>(items: readonly T[], limit: number, firstAlone: boolean, fn: (item: T) => Promise<R>): AsyncGenerator<R> {
-  const results: Array<Promise<R>> = [];
-  let running = 0;
-  let stopped = false;
-  const cap = () => (firstAlone && results.length === 1 && running > 0 ? 1 : limit);
-  const launch = () => {
-    while (!stopped && running < cap() && results.length < items.length) {
-      running += 1;
-      const result = fn(items[results.length] as T);
-      results.push(result);
-      result.then(
-        () => {
-          running -= 1;
-          launch();
-        },
-        () => {
-          stopped = true;
-        },
-      );
-    }
-  };
-  launch();
-  try {
-    // Calls start in order and stop at a failure, so the loop meets the failure before any call not started.
-    for (let index = 0; index < items.length; index += 1) yield await (results[index] as Promise<R>);
-  } finally {
-    stopped = true;
-  }
 }
 
 /** The engine's words, which point into the utterance's spoken text, moved to the written words they stand for (offsets within its span). */

@@ -175,7 +175,7 @@ describe('errors in OpenAI shape', () => {
       expect(response.statusCode, JSON.stringify(body)).toBe(status);
       expect(response.json(), JSON.stringify(body)).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param, code } });
     }
-    const missing = await t.app.inject({ method: 'GET', url: '/v1/voices' });
+    const missing = await t.app.inject({ method: 'GET', url: '/v1/nothing-here' });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'unknown_url' } });
   });

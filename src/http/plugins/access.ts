@@ -95,12 +95,14 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-function bearerToken(request: FastifyRequest): string | undefined {
+/** The key sent as `Authorization: Bearer <key>`, or in ElevenLabs' `xi-api-key` header. */
+function apiKeyOf(request: FastifyRequest): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  return match?.[1];
+  const elevenLabs = request.headers['xi-api-key'];
+  return match?.[1] ?? (typeof elevenLabs === 'string' && elevenLabs.trim() !== '' ? elevenLabs.trim() : undefined);
 }
 
-/** API keys (Bearer) with a limit on refused ones per address, per-key rate limits and CORS. */
+/** API keys (Bearer, or xi-api-key) with a limit on refused ones per address, per-key rate limits and CORS. */
 async function accessPlugin(app: FastifyInstance, options: { config: Config; redis?: Redis }): Promise<void> {
   const { config } = options;
   const keyDigests = config.apiKeys.map(digest);
@@ -116,7 +118,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+      allowedHeaders: ['authorization', 'xi-api-key', 'content-type', 'x-request-id'],
       exposedHeaders: ['x-request-id', 'retry-after', 'content-range', 'content-length'],
       maxAge: 600,
     });
@@ -136,7 +138,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     if (retryAfter !== undefined) {
       throw new AppError('RATE_LIMITED', { message: 'Too many requests with a wrong API key from this address; retry later.', retryAfter });
     }
-    const token = bearerToken(request);
+    const token = apiKeyOf(request);
     const candidate = token === undefined ? undefined : digest(token);
     // Compare against every key in constant time, so timing reveals neither which key nor how much matched.
     const matched = candidate !== undefined && keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false);

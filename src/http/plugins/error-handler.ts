@@ -5,8 +5,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { OPENAI_PREFIX } from '../../config.js';
 import { AppError, ErrorTable, isAppError, type ErrorCode } from '../../errors.js';
+import { elevenLabsErrorBody } from '../elevenlabs-compat.js';
 import { openAiErrorBody } from '../openai-compat.js';
 import type { ErrorBody } from '../../api/errors.js';
+import type { ElevenLabsErrorBody } from '../../api/elevenlabs.js';
 import type { OpenAiErrorBody } from '../../api/openai.js';
 
 /** Fastify's own error codes, translated into ours. */
@@ -82,14 +84,21 @@ export function errorBody(error: AppError, requestId: string): ErrorBody {
   };
 }
 
-/** Under the OpenAI prefix errors have OpenAI's body, elsewhere ours. */
-export function errorBodyFor(url: string, error: AppError, requestId: string, thrown?: unknown): ErrorBody | OpenAiErrorBody {
-  const openAi = url.startsWith(OPENAI_PREFIX) && /^(?:[/?#]|$)/.test(url.slice(OPENAI_PREFIX.length));
-  return openAi ? openAiErrorBody(error, thrown) : errorBody(error, requestId);
+/** The routes under the shared /v1 prefix that are ElevenLabs' (routes/elevenlabs.ts). */
+const ELEVENLABS_ROUTES = /^\/(?:text-to-speech|voices)(?:[/?#]|$)/;
+
+/** Under the /v1 prefix errors have OpenAI's body, or ElevenLabs' on its routes; elsewhere ours. */
+export function errorBodyFor(url: string, error: AppError, requestId: string, thrown?: unknown): ErrorBody | OpenAiErrorBody | ElevenLabsErrorBody {
+  const rest = url.slice(OPENAI_PREFIX.length);
+  if (!url.startsWith(OPENAI_PREFIX) || !/^(?:[/?#]|$)/.test(rest)) return errorBody(error, requestId);
+  return ELEVENLABS_ROUTES.test(rest) ? elevenLabsErrorBody(error, thrown) : openAiErrorBody(error, thrown);
 }
 
-/** An error handler that logs, sets the status and Retry-After, and answers with the body `toBody` makes. */
-export function errorResponder(toBody: (error: AppError, request: FastifyRequest, thrown: unknown) => unknown) {
+/**
+ * An error handler that logs, sets the status and Retry-After, and answers with the body `toBody` makes; `statusOf`
+ * gives the status where a compatible API answers another than ours.
+ */
+export function errorResponder(toBody: (error: AppError, request: FastifyRequest, thrown: unknown) => unknown, statusOf?: (error: AppError) => number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError.statusCode >= 500) {
@@ -102,7 +111,7 @@ export function errorResponder(toBody: (error: AppError, request: FastifyRequest
     if (appError.retryAfter !== undefined) reply.header('retry-after', String(appError.retryAfter));
     const contentRange = contentRangeOf(error);
     if (contentRange !== undefined) reply.header('content-range', contentRange);
-    return reply.code(appError.statusCode).send(toBody(shown, request, error));
+    return reply.code(statusOf?.(appError) ?? appError.statusCode).send(toBody(shown, request, error));
   };
 }
 

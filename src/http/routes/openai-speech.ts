@@ -1,17 +1,16 @@
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
-import { clientId, jobClient } from '../job-client.js';
+import { clientId } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
-import { errorResponder, notFoundError, toAppError } from '../plugins/error-handler.js';
+import { errorBodyFor, errorResponder, notFoundError } from '../plugins/error-handler.js';
+import { sendSpeechStream } from '../speech-stream.js';
 import { ModelList, OpenAiErrorBody, SPEECH_MODELS, SpeechRequest, type SpeechFormat } from '../../api/openai.js';
 
 /** OpenAI's rate for every format (its raw `pcm` is defined as 24 kHz). */
 const SAMPLE_RATE = 24_000;
 const ENCODINGS: Record<SpeechFormat, AudioEncoding> = { mp3: 'mp3', opus: 'opus', aac: 'adts', flac: 'flac', wav: 'wav', pcm: 'pcm' };
-/** Encoded audio waits here for a slow reader, rather than hold synthesis (and its job slot) back. */
-const BODY_BUFFER_BYTES = 16 * 1024 * 1024;
 /** Listed as the models' creation time. */
 const MODELS_CREATED = 1_700_000_000;
 
@@ -26,7 +25,8 @@ const audioContent = Object.fromEntries(
 /** OpenAI's speech API under /v1, with OpenAI's error body on every route of it (authentication failures included). */
 const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(errorResponder((error, _request, thrown) => openAiErrorBody(error, thrown)));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(openAiErrorBody(notFoundError(request))));
+  // ElevenLabs' routes share the prefix: an unknown route under theirs gets their body.
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBodyFor(request.url, notFoundError(request), request.id)));
 
   app.get(
     '/models',
@@ -64,63 +64,26 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const lexicons = await app.lexicons.resolve(request.body.lexicons, clientId(request));
       const encoding = ENCODINGS[response_format];
       const sse = stream_format === 'sse';
-      const { body, begun } = responseBody(sse, input.length);
-      const job = app.jobs
-        .run('speech', jobClient(request, input.length), (signal) =>
-          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons }, body),
-        )
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-      // A failure before the first bytes still gets a status and an error body; after them, only a cut-off response.
-      const early = await Promise.race([begun.then(() => undefined), job]);
-      if (early !== undefined) {
-        body.destroy();
-        throw early;
-      }
-      const facts = { model, voice: voiceId, format: response_format, stream_format, speed, characters: input.length };
-      void job.then((failure) => {
-        if (failure === undefined) {
-          request.log.info(facts, 'speech streamed');
-          return;
-        }
-        const code = toAppError(failure).code;
-        if (code !== 'CLIENT_CLOSED') app.metrics.streamCut(code);
-        request.log[code === 'CLIENT_CLOSED' ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
-        body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
+      const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
+      // voxreel counts characters, not tokens.
+      const usage = { input_tokens: input.length, output_tokens: 0, total_tokens: input.length };
+      return sendSpeechStream(app, request, reply, {
+        characters: input.length,
+        contentType: sse ? 'text/event-stream' : AUDIO_ENCODINGS[encoding].contentType,
+        facts: { model, voice: voiceId, format: response_format, stream_format, speed, characters: input.length },
+        ...(sse
+          ? {
+              framing: {
+                chunk: (chunk) => event({ type: 'speech.audio.delta', audio: chunk.toString('base64') }),
+                end: () => event({ type: 'speech.audio.done', usage }),
+              },
+            }
+          : {}),
+        write: (signal, output) =>
+          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons }, output),
       });
-      reply.header('cache-control', 'no-store');
-      reply.type(sse ? 'text/event-stream' : AUDIO_ENCODINGS[encoding].contentType);
-      return reply.send(body);
     },
   );
 };
-
-/**
- * The response body: the encoded bytes as they come, or with `sse` framed as OpenAI's speech events; `begun`
- * resolves at the first bytes (or at the end, if there are none).
- */
-function responseBody(sse: boolean, characters: number): { body: Transform; begun: Promise<void> } {
-  let begin = () => {};
-  const begun = new Promise<void>((resolve) => {
-    begin = resolve;
-  });
-  const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
-  const body = new Transform({
-    highWaterMark: BODY_BUFFER_BYTES,
-    transform(chunk: Buffer, _encoding, callback) {
-      begin();
-      callback(null, sse ? event({ type: 'speech.audio.delta', audio: chunk.toString('base64') }) : chunk);
-    },
-    flush(callback) {
-      begin();
-      // voxreel counts characters, not tokens.
-      const usage = { input_tokens: characters, output_tokens: 0, total_tokens: characters };
-      callback(null, sse ? event({ type: 'speech.audio.done', usage }) : undefined);
-    },
-  });
-  return { body, begun };
-}
 
 export default openAiRoutes;

@@ -16,7 +16,7 @@ const PREVIEW_MAX_AGE = '30d';
 const NEVER_CANCELLED = new AbortController().signal;
 
 /** Where the voice's preview is: absolute, from the request's own scheme and host (TRUST_PROXY makes them the public ones). */
-function previewUrl(request: FastifyRequest, voiceId: string): string {
+export function previewUrl(request: FastifyRequest, voiceId: string): string {
   return `${request.protocol}://${request.host}/voices/${encodeURIComponent(voiceId)}/preview`;
 }
 

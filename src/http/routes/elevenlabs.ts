@@ -1,0 +1,206 @@
+import { once } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
+import { alignmentBetween, characterAlignment } from '../../speech/character-alignment.js';
+import type { StreamRequest, TimedAudio } from '../../speech/synthesizer.js';
+import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
+import { jobClient } from '../job-client.js';
+import { errorResponder } from '../plugins/error-handler.js';
+import { sendSpeechStream } from '../speech-stream.js';
+import { previewUrl } from './voices.js';
+import {
+  ELEVENLABS_MODELS,
+  ElevenLabsErrorBody,
+  ElevenLabsModelList,
+  ElevenLabsSpeechQuery,
+  ElevenLabsSpeechRequest,
+  ElevenLabsTimedAudio,
+  ElevenLabsVoiceList,
+  ElevenLabsVoiceObject,
+  ElevenLabsVoiceParams,
+  MAX_ELEVENLABS_TEXT,
+} from '../../api/elevenlabs.js';
+
+/** Seconds of audio in each line of /stream/with-timestamps. */
+const CHUNK_SECONDS = 1;
+/** The header ElevenLabs' clients send their key in: GET /v1/models answers in ElevenLabs' shape to requests that carry it. */
+const ELEVENLABS_KEY_HEADER = 'xi-api-key';
+
+const errors = { '4xx': ElevenLabsErrorBody, '5xx': ElevenLabsErrorBody };
+const speechSchema = { tags: ['speech'], params: ElevenLabsVoiceParams, querystring: ElevenLabsSpeechQuery, body: ElevenLabsSpeechRequest };
+const audioContent = Object.fromEntries(
+  [...new Set(Object.values(ELEVENLABS_ENCODINGS).map((encoding) => AUDIO_ENCODINGS[encoding].contentType))].map((type) => [
+    type,
+    // Sent as a stream, never serialized.
+    { schema: Type.Unsafe<Readable>({ type: 'string', format: 'binary' }) },
+  ]),
+);
+
+type SpeechCall = FastifyRequest & { params: ElevenLabsVoiceParams; query: ElevenLabsSpeechQuery; body: ElevenLabsSpeechRequest };
+
+/**
+ * ElevenLabs' text-to-speech, voices and models under /v1, beside OpenAI's, with ElevenLabs' error body on every route
+ * of it (authentication failures included). GET /v1/models is OpenAI's unless the request carries `xi-api-key`.
+ */
+const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.setErrorHandler(errorResponder((error, _request, thrown) => elevenLabsErrorBody(error, thrown), elevenLabsStatus));
+  app.addConstraintStrategy({
+    name: 'elevenLabsClient',
+    storage() {
+      const handlers = new Map<string, never>();
+      return { get: (value: string) => handlers.get(value) ?? null, set: (value: string, handler: never) => void handlers.set(value, handler) };
+    },
+    deriveConstraint: (request) => (request.headers[ELEVENLABS_KEY_HEADER] === undefined ? 'no' : 'yes'),
+    mustMatchWhenDerived: false,
+  });
+
+  /** What every text-to-speech route checks and resolves before its job is queued. */
+  const prepare = (request: SpeechCall) => {
+    const { text, voice_settings: settings, model_id: model } = request.body;
+    const voiceId = resolveElevenLabsVoice(app.engines, request.params.voice_id);
+    const voice = app.synthesizer.resolveVoice({ text, voice: voiceId });
+    const format = request.query.output_format ?? 'mp3_44100_128';
+    const speed = settings?.speed ?? 1;
+    const speech: StreamRequest = { text, voice, speed, ...outputFormat(format) };
+    return { speech, facts: { model, voice: voiceId, format, speed, characters: text.length } };
+  };
+
+  const streamed = async (request: SpeechCall, reply: Parameters<typeof sendSpeechStream>[2]) => {
+    const { speech, facts } = prepare(request);
+    return sendSpeechStream(app, request, reply, {
+      characters: speech.text.length,
+      contentType: AUDIO_ENCODINGS[speech.encoding].contentType,
+      facts,
+      write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal }, output),
+    });
+  };
+  const audioResponse = { 200: { description: 'The audio, chunked as it is encoded.', content: audioContent }, ...errors };
+
+  app.post(
+    '/text-to-speech/:voice_id',
+    { schema: { ...speechSchema, summary: 'ElevenLabs-compatible: text to audio', response: audioResponse } },
+    (request, reply) => streamed(request, reply),
+  );
+
+  app.post(
+    '/text-to-speech/:voice_id/stream',
+    { schema: { ...speechSchema, summary: 'ElevenLabs-compatible: text to audio, streamed as it is synthesized', response: audioResponse } },
+    (request, reply) => streamed(request, reply),
+  );
+
+  app.post(
+    '/text-to-speech/:voice_id/with-timestamps',
+    {
+      schema: {
+        ...speechSchema,
+        summary: 'ElevenLabs-compatible: text to audio (base64) with the time of every character',
+        response: { 200: ElevenLabsTimedAudio, ...errors },
+      },
+    },
+    async (request) => {
+      const { speech, facts } = prepare(request);
+      const timed = await app.jobs.run('speech', jobClient(request, speech.text.length), (signal) => app.synthesizer.timedAudio({ ...speech, signal }));
+      const alignment = characterAlignment(timed.text, timed.words);
+      request.log.info({ ...facts, seconds: timed.duration }, 'speech with timestamps');
+      return { audio_base64: timed.audio.toString('base64'), alignment, normalized_alignment: alignment };
+    },
+  );
+
+  app.post(
+    '/text-to-speech/:voice_id/stream/with-timestamps',
+    {
+      schema: {
+        ...speechSchema,
+        summary: 'ElevenLabs-compatible: JSON lines, each with a second of audio (base64) and the characters said in it',
+        response: {
+          200: { description: 'One JSON object a line: `audio_base64`, `alignment`, `normalized_alignment`.', content: { 'application/x-ndjson': { schema: Type.Unsafe<Readable>({ type: 'string' }) } } },
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { speech, facts } = prepare(request);
+      return sendSpeechStream(app, request, reply, {
+        characters: speech.text.length,
+        contentType: 'application/x-ndjson',
+        facts,
+        write: async (signal, output) => writeTimedLines(output, await app.synthesizer.timedAudio({ ...speech, signal }), signal),
+      });
+    },
+  );
+
+  app.get(
+    '/voices',
+    { schema: { tags: ['voices'], summary: 'ElevenLabs-compatible: the voices the text-to-speech routes take', response: { 200: ElevenLabsVoiceList, ...errors } } },
+    async (request) => ({ voices: elevenLabsVoices(app.engines, (id) => previewUrl(request, id)) }),
+  );
+
+  app.get(
+    '/voices/:voice_id',
+    { schema: { tags: ['voices'], summary: 'ElevenLabs-compatible: one voice', params: ElevenLabsVoiceParams, response: { 200: ElevenLabsVoiceObject, ...errors } } },
+    async (request) => elevenLabsVoice(app.engines, request.params.voice_id, (id) => previewUrl(request, id)),
+  );
+
+  app.get(
+    '/models',
+    {
+      constraints: { elevenLabsClient: 'yes' },
+      schema: {
+        tags: ['speech'],
+        summary: `ElevenLabs-compatible (with an ${ELEVENLABS_KEY_HEADER} header): the models, all the same local synthesis`,
+        response: { 200: ElevenLabsModelList, ...errors },
+      },
+    },
+    async () => {
+      const languages = languagesOf(app.engines.listVoices());
+      return ELEVENLABS_MODELS.map((id) => ({
+        model_id: id,
+        name: id,
+        description: "voxreel's local synthesis: every model id speaks the same way.",
+        can_do_text_to_speech: true,
+        can_do_voice_conversion: false,
+        can_use_style: false,
+        can_use_speaker_boost: false,
+        maximum_text_length_per_request: MAX_ELEVENLABS_TEXT,
+        languages,
+      }));
+    },
+  );
+};
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
+
+/** The languages voices here speak, by primary subtag, named in English. */
+function languagesOf(voices: ReadonlyArray<{ language: string }>): Array<{ language_id: string; name: string }> {
+  const ids = [...new Set(voices.map((voice) => (voice.language.split('-')[0] ?? voice.language).toLowerCase()))].sort();
+  return ids.map((id) => ({ language_id: id, name: safeName(id) }));
+}
+
+function safeName(id: string): string {
+  try {
+    return languageNames.of(id) ?? id;
+  } catch {
+    return id;
+  }
+}
+
+/** The timed audio as ElevenLabs streams it: a JSON line per CHUNK_SECONDS of audio, with the characters that start in it. */
+async function writeTimedLines(output: Writable, timed: TimedAudio, signal: AbortSignal): Promise<void> {
+  const alignment = characterAlignment(timed.text, timed.words);
+  const count = Math.max(1, Math.ceil(timed.duration / CHUNK_SECONDS));
+  // Whole 16-bit samples in every line, for clients that decode raw PCM line by line.
+  const size = 2 * Math.ceil(timed.audio.length / count / 2);
+  for (let index = 0; index < count; index += 1) {
+    const from = (index * timed.duration) / count;
+    const to = index === count - 1 ? Infinity : ((index + 1) * timed.duration) / count;
+    const part = alignmentBetween(alignment, from, to);
+    const line = { audio_base64: timed.audio.subarray(index * size, (index + 1) * size).toString('base64'), alignment: part, normalized_alignment: part };
+    if (!output.write(`${JSON.stringify(line)}\n`)) await once(output, 'drain', { signal });
+  }
+  output.end();
+}
+
+export default elevenLabsRoutes;

@@ -1,0 +1,79 @@
+import { Transform, type Writable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { jobClient } from './job-client.js';
+import { toAppError } from './plugins/error-handler.js';
+
+/** Encoded audio waits here for a slow reader, rather than hold synthesis (and its job slot) back. */
+const BODY_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/** How the bytes a job writes are framed on the wire: as they are (the default), or wrapped (server-sent events, JSON lines). */
+export interface Framing {
+  chunk?: (chunk: Buffer) => Buffer | string;
+  /** Sent after the last chunk. */
+  end?: () => string | undefined;
+}
+
+export interface SpeechStream {
+  /** Characters the job is charged for (quotas, limits). */
+  characters: number;
+  contentType: string;
+  /** Logged with the outcome. */
+  facts: Record<string, unknown>;
+  framing?: Framing;
+  /** The job's work: writes the response body into `output`, stopping at `signal`. */
+  write: (signal: AbortSignal, output: Writable) => Promise<void>;
+}
+
+/**
+ * Runs a speech job in a job slot (limits, quotas, metrics) and sends what it writes as the response, chunked as it
+ * comes. A failure before the first bytes still gets a status and an error body (thrown); after them, only a cut-off
+ * response, counted as a cut stream.
+ */
+export async function sendSpeechStream(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, stream: SpeechStream): Promise<FastifyReply> {
+  const { body, begun } = responseBody(stream.framing ?? {});
+  const job = app.jobs
+    .run('speech', jobClient(request, stream.characters), (signal) => stream.write(signal, body))
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  const early = await Promise.race([begun.then(() => undefined), job]);
+  if (early !== undefined) {
+    body.destroy();
+    throw early;
+  }
+  const { facts } = stream;
+  void job.then((failure) => {
+    if (failure === undefined) {
+      request.log.info(facts, 'speech streamed');
+      return;
+    }
+    const code = toAppError(failure).code;
+    if (code !== 'CLIENT_CLOSED') app.metrics.streamCut(code);
+    request.log[code === 'CLIENT_CLOSED' ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
+    body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
+  });
+  reply.header('cache-control', 'no-store');
+  reply.type(stream.contentType);
+  return reply.send(body);
+}
+
+/** The response body, framed; `begun` resolves at the first bytes (or at the end, if there are none). */
+function responseBody(framing: Framing): { body: Transform; begun: Promise<void> } {
+  let begin = () => {};
+  const begun = new Promise<void>((resolve) => {
+    begin = resolve;
+  });
+  const body = new Transform({
+    highWaterMark: BODY_BUFFER_BYTES,
+    transform(chunk: Buffer, _encoding, callback) {
+      begin();
+      callback(null, framing.chunk ? framing.chunk(chunk) : chunk);
+    },
+    flush(callback) {
+      begin();
+      callback(null, framing.end?.());
+    },
+  });
+  return { body, begun };
+}

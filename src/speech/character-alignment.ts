@@ -1,0 +1,76 @@
+import type { SpokenWord } from './words.js';
+
+/** Every character of a text (a code point, as ElevenLabs counts them) with when it is said. */
+export interface CharacterAlignment {
+  characters: string[];
+  character_start_times_seconds: number[];
+  character_end_times_seconds: number[];
+}
+
+const millis = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+/**
+ * Word times spread over characters: a word's time evenly over its characters, the gap between two words evenly
+ * over the characters between them (spaces, punctuation), characters before the first word at its start and after
+ * the last at its end. Times never go back, even where an engine's words overlap.
+ */
+export function characterAlignment(text: string, words: readonly Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>[]): CharacterAlignment {
+  const characters: string[] = [];
+  const offsets: number[] = [];
+  let offset = 0;
+  for (const character of text) {
+    characters.push(character);
+    offsets.push(offset);
+    offset += character.length;
+  }
+  const starts = new Array<number>(characters.length);
+  const ends = new Array<number>(characters.length);
+  // Characters [from, to) share [start, end).
+  const spread = (from: number, to: number, start: number, end: number) => {
+    const span = Math.max(0, end - start);
+    for (let index = from; index < to; index += 1) {
+      starts[index] = start + (span * (index - from)) / (to - from);
+      ends[index] = start + (span * (index - from + 1)) / (to - from);
+    }
+  };
+  const indexAt = (utf16: number) => {
+    let low = 0;
+    let high = offsets.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((offsets[middle] as number) < utf16) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const ordered = [...words].sort((a, b) => a.offset - b.offset);
+  let next = 0;
+  let time = ordered[0]?.start ?? 0;
+  for (const word of ordered) {
+    const from = Math.max(next, indexAt(word.offset));
+    const to = Math.max(from, indexAt(word.offset + word.length));
+    const start = Math.max(time, word.start);
+    spread(next, from, time, start);
+    const end = Math.max(start, word.end);
+    spread(from, to, start, end);
+    next = to;
+    time = end;
+  }
+  spread(next, characters.length, time, time);
+  return {
+    characters,
+    character_start_times_seconds: starts.map(millis),
+    character_end_times_seconds: ends.map(millis),
+  };
+}
+
+/** The characters whose start falls in [from, to) seconds, for a chunk of a stream. */
+export function alignmentBetween(alignment: CharacterAlignment, from: number, to: number): CharacterAlignment {
+  const indices = alignment.character_start_times_seconds.flatMap((start, index) => (start >= from && start < to ? [index] : []));
+  const pick = <T>(values: readonly T[]) => indices.map((index) => values[index] as T);
+  return {
+    characters: pick(alignment.characters),
+    character_start_times_seconds: pick(alignment.character_start_times_seconds),
+    character_end_times_seconds: pick(alignment.character_end_times_seconds),
+  };
+}
