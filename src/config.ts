@@ -132,6 +132,12 @@ export const EnvSchema = Type.Object({
     default: 0,
     description: '`voxreel worker` only: the port of its /healthz, /readyz and /metrics (on HOST), e.g. 3100; 0 (the default) serves none, so several workers share a machine unconfigured.',
   }),
+  WYOMING_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 0,
+    description: 'The API process also serves the Wyoming protocol (Home Assistant) on this TCP port (on HOST), usually 10200; 0 (the default) serves none.',
+  }),
   QUEUE_NAME: Type.String({
     minLength: 1,
     pattern: '^[A-Za-z0-9_-]*(\\{[A-Za-z0-9_-]+\\})?[A-Za-z0-9_-]*$',
@@ -237,6 +243,8 @@ export interface Config {
   queueName: string;
   /** `voxreel worker`: the port of its health and metrics (0: none). */
   workerPort: number;
+  /** Wyoming (Home Assistant) TCP port of the API process; 0: none. */
+  wyomingPort: number;
   jobRetentionMs: number;
   /** `outboxDir`: where deliveries wait without Redis (OUTPUT_DIR/.webhooks, private, never served). */
   webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number; outboxDir: string };
@@ -362,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: parsed.REDIS_URL,
     queueName: parsed.QUEUE_NAME,
     workerPort: parsed.WORKER_PORT,
+    wyomingPort: parsed.WYOMING_PORT,
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
     webhooks: {
       secret: parsed.WEBHOOK_SECRET,

@@ -10,9 +10,12 @@ const { config, running } = await boot('voxreel', () => loadConfig(), async (con
   const early = await startEarly(config, log);
   const { buildApp } = await import('./http/app.js');
   const app = await buildApp(config, { loggerInstance: log, early });
+  // Home Assistant's protocol, on a port of its own (WYOMING_PORT), when asked for.
+  const wyoming = config.wyomingPort > 0 ? await (await import('./http/wyoming/server.js')).startWyoming(app, config.wyomingPort, config.host) : undefined;
   const close = async (stopAfterMs: number) => {
     const stopJobs = setTimeout(() => app.jobs.stopRunning(), stopAfterMs);
     stopJobs.unref();
+    await wyoming?.close();
     await app.close();
     clearTimeout(stopJobs);
   };

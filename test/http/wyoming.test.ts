@@ -1,0 +1,69 @@
+// Issue 25: the Wyoming protocol (Home Assistant), tested with the real client: PyPI wyoming 1.10.2, installed with
+// the tests' Python tools (script/install-judge).
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWyoming, type WyomingServer } from '../../src/http/wyoming/server.js';
+import { EventReader, encodeEvent, LIMITS } from '../../src/http/wyoming/events.js';
+import { useTestApp } from '../helpers/helpers.js';
+import { JUDGE_DIR } from '../helpers/judge.js';
+
+const PYTHON = path.join(JUDGE_DIR, 'bin', 'python');
+const CLIENT = path.join(import.meta.dirname, '..', 'helpers', 'wyoming_client.py');
+const installed = existsSync(PYTHON) || Boolean(process.env.CI);
+
+describe('Wyoming framing', () => {
+  it('reads events split anywhere, with their data and payload, and writes them as the Python library does', () => {
+    const bytes = Buffer.concat([encodeEvent('audio-chunk', { rate: 22050, width: 2, channels: 1 }, Buffer.alloc(10, 7)), encodeEvent('describe')]);
+    const reader = new EventReader();
+    const events = [...bytes].flatMap((byte) => reader.push(Buffer.of(byte)));
+    expect(events.map((event) => event.type)).toEqual(['audio-chunk', 'describe']);
+    expect(events[0]?.data).toEqual({ rate: 22050, width: 2, channels: 1 });
+    expect(events[0]?.payload?.length).toBe(10);
+  });
+
+  it('refuses a header line, data or payload past its bound, and what is not JSON', () => {
+    expect(() => new EventReader().push(Buffer.alloc(LIMITS.line + 1, 0x61))).toThrow(/header line/);
+    expect(() => new EventReader().push(Buffer.from(`{"type":"x","payload_length":${LIMITS.payload + 1}}\n`))).toThrow(/payload_length/);
+    expect(() => new EventReader().push(Buffer.from('{"type":"x","data_length":-1}\n'))).toThrow(/not a length/);
+    expect(() => new EventReader().push(Buffer.from('[1,2]\n'))).toThrow(/not a JSON object/);
+  });
+});
+
+describe.runIf(installed)('Wyoming server with the real client (wyoming 1.10.2)', () => {
+  const t = useTestApp();
+  let server: WyomingServer;
+
+  beforeAll(async () => {
+    server = await startWyoming(t.app, 0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('describes every voice, speaks with two voices, streams, and answers garbage with an error and a closed connection', async () => {
+    const voiceB = t.app.engines.findVoice('piper:en_US-joe-medium') ? 'piper:en_US-joe-medium' : 'espeak-ng:en-gb';
+    const { stdout } = await promisify(execFile)(PYTHON, [CLIENT, '127.0.0.1', String(server.port), 'espeak-ng:en-us', voiceB], { timeout: 120_000 });
+    const result = JSON.parse(stdout);
+    expect(result.voices).toEqual(t.app.engines.listVoices().map((voice) => voice.id));
+    expect(result.streaming).toBe(true);
+    for (const voice of ['espeak-ng:en-us', voiceB]) {
+      const spoken = result[voice];
+      expect(spoken.types[0]).toBe('audio-start');
+      expect(spoken.types.at(-1)).toBe('audio-stop');
+      expect(spoken.types.filter((type: string) => type === 'audio-chunk').length).toBeGreaterThan(3);
+      expect(spoken.rate).toBe(t.app.engines.findVoice(voice)?.sampleRate);
+      expect(spoken.seconds).toBeGreaterThan(1.5);
+    }
+    expect(result.unknown.error.code).toBe('UNKNOWN_VOICE');
+    expect(result.streamed.types[0]).toBe('audio-start');
+    expect(result.streamed.types.slice(-2)).toEqual(['audio-stop', 'synthesize-stopped']);
+    expect(result.streamed.seconds).toBeGreaterThan(3);
+    expect(result.after).toBe('info');
+    expect(result.garbage.closed).toBe(true);
+    const [line] = String(result.garbage.answer).split('\n');
+    expect(JSON.parse(line as string)).toMatchObject({ type: 'error' });
+  });
+});
