@@ -293,6 +293,7 @@ function videoRequest() {
   };
   if ($('position').value) request.position = $('position').value;
   if ($('platform').value) request.platform = $('platform').value;
+  if ($('title').value.trim()) request.title = $('title').value.trim();
   if ($('caption-case').value !== 'as-written') request.caption_case = $('caption-case').value;
   if ($('caption-outline').dataset.unset !== 'true') request.caption_outline = Number($('caption-outline').value);
   if (uploads.music) request.music = { id: uploads.music.asset.id, volume: Number($('music-volume').value) };

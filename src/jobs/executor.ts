@@ -203,8 +203,12 @@ export function videoJob(request: TtsVideoSpec) {
     outline: caption_outline,
     platform,
   };
-  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look };
+  const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, ...(title ? { title } : {}) };
 }
+
+/** Seconds a title is shown unless asked otherwise. */
+const TITLE_SECONDS = 3;
 
 /** "#ffd23f" → "FFD23F", as the renderer takes colours. */
 function hex(colour: string | undefined): string | undefined {

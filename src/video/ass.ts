@@ -213,31 +213,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   // A soft shadow: its edges blurred (libass blurs the outline and shadow, not the letters inside an outline).
   const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
-  const style = [
-    'Caption',
-    font.primary.family,
-    box.fontSize,
-    assColour(look.textColour),
-    assColour(look.textColour),
-    assColour(CAPTION_COLOURS.outline),
-    '&H80000000',
-    font.primary.bold ? -1 : 0,
-    0, // italic, underline, strike-out
-    0,
-    0,
-    100, // scale x, y
-    100,
-    0, // spacing, angle
-    0,
-    1, // border style: outline + shadow (boxes are drawn: boxedEvents)
-    boxed ? 0 : box.outline,
-    box.shadow,
-    2, // alignment: bottom centre
-    box.marginLeft,
-    box.marginRight,
-    marginBottom,
-    1,
-  ].join(',');
+  const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
   const events = captions.states.flatMap((state) => {
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
@@ -245,6 +221,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     const sizes = stateSizes(captions, lines, state.grow, font);
     return emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`);
   });
+  const title = captions.title ? titleEvents(captions, captions.title, font, canvas) : [];
   return [
     '[Script Info]',
     'ScriptType: v4.00+',
@@ -258,10 +235,58 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
     `Style: ${style}`,
+    ...(captions.title ? [`Style: ${styleLine('Title', font, look, { fontSize: captions.title.fontSize, outline: titleOutline(captions.title), shadow: box.shadow }, box, 0)}`] : []),
     '',
     '[Events]',
     'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+    ...title,
     ...events,
     '',
   ].join('\n');
+}
+
+/** An ASS style line: the caption font and colours at a size, with an outline and a shadow. */
+function styleLine(name: string, font: CaptionFont, look: Captions['look'], drawn: { fontSize: number; outline: number; shadow: number }, box: Captions['box'], marginBottom: number): string {
+  return [
+    name,
+    font.primary.family,
+    drawn.fontSize,
+    assColour(look.textColour),
+    assColour(look.textColour),
+    assColour(CAPTION_COLOURS.outline),
+    '&H80000000',
+    font.primary.bold ? -1 : 0,
+    0, // italic, underline, strike-out
+    0,
+    0,
+    100, // scale x, y
+    100,
+    0, // spacing, angle
+    0,
+    1, // border style: outline + shadow (boxes are drawn: boxedEvents)
+    drawn.outline,
+    drawn.shadow,
+    2, // alignment: bottom centre
+    box.marginLeft,
+    box.marginRight,
+    marginBottom,
+    1,
+  ].join(',');
+}
+
+function titleOutline(title: NonNullable<Captions['title']>): number {
+  return Math.max(2, Math.round(title.fontSize / 12));
+}
+
+/** The title over its first frames: centred at the top of the safe area, in the captions' font and case (with its emoji). */
+function titleEvents(captions: Captions, title: NonNullable<Captions['title']>, font: CaptionFont, canvas: CaptionBand): string[] {
+  const { box, look } = captions;
+  const times = `${assTime(0)},${assTime(boundaryCentiseconds(title.endFrame, captions.fps))}`;
+  const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
+  const size = title.fit === 100 ? '' : sizeTags(title.fit);
+  const lines = title.lines.map((line) => [{ text: line, word: NO_WORD, spaceBefore: false }]);
+  return emojiEvents(font, title.fontSize, lines, (layer, prefix, emoji) => {
+    const text = title.lines.map((line) => drawnText(shownText(line, look, captions.language), font, emoji, { size: title.fit })).join('\\N');
+    return `Dialogue: ${layer + 10},${times},Title,,0,0,0,,{\\an8\\pos(${centre},${title.top - canvas.top})${size}}${prefix}${text}`;
+  });
 }

@@ -30,8 +30,22 @@ export interface CaptionState {
   grow?: number;
 }
 
+/** A hook shown over the first seconds: its lines, where its block starts and how big it is drawn. */
+export interface CaptionTitle {
+  lines: string[];
+  /** The frame it is gone from. */
+  endFrame: number;
+  /** Pixels from the top of the frame to the top of its first line. */
+  top: number;
+  fontSize: number;
+  /** Its size, % of fontSize, where its widest line is too wide for the safe area. */
+  fit: number;
+}
+
 export interface Captions {
   fps: number;
+  /** A title over the first seconds (`title`), drawn with the captions. */
+  title?: CaptionTitle;
   /** Frames in the whole video: the narration's length rounded to whole frames. */
   frames: number;
   box: CaptionBox;

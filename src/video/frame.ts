@@ -41,6 +41,8 @@ export interface CaptionBox extends FrameSize {
   marginLeft: number;
   marginRight: number;
   marginBottom: number;
+  /** The safe area's top edge, in pixels from the top (where a title goes). */
+  marginTop: number;
   /** Widest line, with room for the outline and for small differences between our measure and libass. */
   maxLineWidth: number;
   outline: number;
@@ -73,6 +75,7 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: Capt
     marginLeft,
     marginRight,
     marginBottom,
+    marginTop: Math.round(size.height * area.top),
     textHeight: Math.ceil(block * (preset.litScale / 100)),
     maxLineWidth: Math.floor(((size.width - marginLeft - marginRight) * 0.96) / (preset.litScale / 100)) - 2 * outline,
     outline,

@@ -5,8 +5,8 @@ import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type Cap
 import { timedWords } from '../speech/words.js';
 import { silenceEmoji } from '../engines/emoji-text.js';
 import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
-import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
-import { captionBox, type FrameSize } from './frame.js';
+import { NO_WORD, type CaptionState, type CaptionTitle, type Captions, type Cue } from './captions.js';
+import { captionBox, type CaptionBox, type FrameSize } from './frame.js';
 
 export interface LayoutOptions {
   text: string;
@@ -20,6 +20,8 @@ export interface LayoutOptions {
   language?: string;
   /** Measures in place of the family's font (tests). */
   font?: MeasuredFont;
+  /** A title shown over the first `seconds` (a hook). */
+  title?: { text: string; seconds: number };
 }
 
 export function frameCount(speech: Speech, fps: number): number {
@@ -50,7 +52,38 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     .filter((cue) => cue.endFrame > cue.startFrame);
   const lit = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
   const states = shrinks ? lit.flatMap((state) => popping(state, options.fps)) : lit;
-  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states };
+  const title = options.title && titleOf(options.title, box, font, look, options);
+  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title } : {}) };
+}
+
+/** Title lines at most. */
+const TITLE_LINES = 2;
+/** The title's size, times the style's caption size at 1 (karaoke's). */
+const TITLE_SIZE = 1.35;
+
+/**
+ * The title laid out: at the top of the safe area (below its top margin), in lines of whole words that fit the width,
+ * two at most (the rest joins the last line, which is then drawn smaller), and gone after its seconds.
+ */
+function titleOf(title: { text: string; seconds: number }, box: CaptionBox, font: MeasuredFont, look: CaptionLook, options: LayoutOptions): CaptionTitle {
+  const fontSize = Math.round((box.fontSize / (STYLE_PRESETS[look.style].size * look.scale)) * TITLE_SIZE);
+  const room = box.width - box.marginLeft - box.marginRight - 2 * box.outline;
+  const width = (line: string) => font.width(shownText(line, look, options.language), fontSize);
+  const lines: string[] = [];
+  for (const word of title.text.trim().split(/\s+/u)) {
+    const last = lines.at(-1);
+    if (last !== undefined && (width(`${last} ${word}`) <= room || lines.length === TITLE_LINES)) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  const widest = Math.max(1, ...lines.map(width));
+  const frames = frameCount(options.speech, options.fps);
+  return {
+    lines,
+    endFrame: Math.min(frames, Math.max(1, Math.round(title.seconds * options.fps))),
+    top: box.marginTop,
+    fontSize,
+    fit: widest > room ? Math.floor((100 * room) / widest) : 100,
+  };
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {
@@ -79,8 +112,9 @@ function popping(state: CaptionState, fps: number): CaptionState[] {
 }
 
 /** Frames where the picture changes, plus the first and the last: the only frames worth encoding. */
-export function keyFrames(captions: Pick<Captions, 'frames' | 'states'>): number[] {
+export function keyFrames(captions: Pick<Captions, 'frames' | 'states' | 'title'>): number[] {
   const frames = new Set([0, captions.frames - 1]);
+  if (captions.title && captions.title.endFrame < captions.frames) frames.add(captions.title.endFrame);
   for (const state of captions.states) {
     frames.add(state.startFrame);
     if (state.endFrame < captions.frames) frames.add(state.endFrame);

@@ -29,6 +29,8 @@ export interface VideoRequest {
   frameRate: FrameRate;
   /** Caption style, font, colours, position and size; the karaoke defaults where absent. */
   look?: Partial<CaptionLook>;
+  /** A title (hook) over the first seconds. */
+  title?: { text: string; seconds: number };
   /** Behind the captions; the dark default colour where absent. */
   background?: Background;
   /** LUFS of the soundtrack; null keeps the voice's level; the renderer's default (-14) where absent. */
@@ -84,9 +86,11 @@ export class VideoMaker {
   }
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
-  resolveVoice(request: { text: string; textType?: TextType; voice: string; subtitles: boolean; look?: Partial<CaptionLook> }): Voice {
+  resolveVoice(request: { text: string; textType?: TextType; voice: string; subtitles: boolean; look?: Partial<CaptionLook>; title?: { text: string } }): Voice {
     const voice = this.synthesizer.resolveVoice(request);
-    if (request.subtitles) assertDrawable(writtenText(request.text, request.textType), captionFont(resolveLook(request.look).family));
+    const font = captionFont(resolveLook(request.look).family);
+    if (request.subtitles) assertDrawable(writtenText(request.text, request.textType), font);
+    if (request.title) assertDrawable(request.title.text, font);
     return voice;
   }
 
@@ -97,7 +101,9 @@ export class VideoMaker {
       this.synthesizer.limits.videoSeconds,
     );
     const size = frameSize(request.resolution, request.aspectRatio);
-    const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language });
+    const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
+    // A title is drawn with the captions; without subtitles it is drawn alone.
+    const drawn = request.subtitles ? captions : request.title ? { ...captions, cues: [], states: [] } : undefined;
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -108,7 +114,7 @@ export class VideoMaker {
           size,
           fps: request.fps,
           frameRate: request.frameRate,
-          captions: request.subtitles ? captions : undefined,
+          captions: drawn,
           output,
           signal: request.signal,
           splice: (await splicer?.works()) === false ? false : undefined,

@@ -249,6 +249,7 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await page.selectOption('#resolution', '720p');
       await page.selectOption('#caption-style', 'pop');
       await page.selectOption('#caption-case', 'upper');
+      await page.fill('#title', 'Three facts');
       await page.fill('#caption-outline', '0.15');
       await page.dispatchEvent('#caption-outline', 'input');
       await inPage(page, `document.querySelector('#video').muted = true`);
@@ -256,7 +257,7 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await waitUntil(page, '#video', 'currentTime', 0.3, 60_000);
       expect(await inPage(page, `[document.querySelector('#video').videoWidth, document.querySelector('#video').videoHeight]`)).toEqual([720, 1280]);
       const curl = (await page.textContent('#video-curl')) ?? '';
-      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15']) expect(curl).toContain(field);
+      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15', '"title":"Three facts"']) expect(curl).toContain(field);
     });
   });
 

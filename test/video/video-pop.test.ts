@@ -120,6 +120,9 @@ describe('POST /tts-video: platform presets and the pop options', () => {
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json()).toMatchObject({ width, height });
     }
+    const titled = await video({ platform: 'shorts', resolution: '720p', title: 'Watch this', title_seconds: 1.5, subtitles: false });
+    expect(titled.statusCode, titled.body).toBe(200);
+    expect((await video({ title: '🚀' })).statusCode).toBe(200);
     const overridden = await video({ platform: 'tiktok', aspect_ratio: '1:1', resolution: '720p' });
     expect(overridden.json()).toMatchObject({ width: 720, height: 720 });
     const refused = await video({ platform: 'myspace' });
@@ -135,5 +138,30 @@ describe('POST /tts-video: platform presets and the pop options', () => {
     // Reels covers more of the bottom than Shorts: its captions sit higher.
     expect(reels.box.marginBottom).toBeGreaterThan(shorts.box.marginBottom + 100);
     expect(reels.box.marginBottom).toBe(Math.round(1920 * 0.3));
+  });
+});
+
+describe('a title over the first seconds', () => {
+  it('is drawn at the top of the safe area while its seconds last, then gone; the captions go on below it', async () => {
+    const text = 'The captions carry on below the title as the voice goes on speaking for a while';
+    const speech = toneSpeech(text, { wordSeconds: 0.4, gapSeconds: 0.1 });
+    const size = frameSize('1080p', '9:16');
+    const captions = layoutCaptions({ text, speech, size, aspectRatio: '9:16', fps: FPS, look: { style: 'pop', textCase: 'upper' }, title: { text: 'Three facts you never knew', seconds: 2 } });
+    expect(captions.title).toMatchObject({ endFrame: 60, top: captions.box.marginTop });
+    const file = path.join(dir, 'title.mp4');
+    await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output: file });
+    expect(await decodeErrors(file)).toBe('');
+    const titleRows = (frame: Buffer) => {
+      // Rows from the safe area's top down to where the captions' band would start without a title.
+      const rows = frame.subarray(captions.box.marginTop * size.width * 3, (captions.box.marginTop + 2 * (captions.title?.fontSize ?? 0)) * size.width * 3);
+      return captionPixels(rows, size.width).count;
+    };
+    const during = await decodeFrame(file, 30, FPS);
+    const after = await decodeFrame(file, 75, FPS);
+    expect(titleRows(during)).toBeGreaterThan(2000);
+    expect(titleRows(after)).toBe(0);
+    // The captions are drawn with and after it.
+    expect(captionPixels(after, size.width).count).toBeGreaterThan(2000);
+    await screenshot('title-9x16', file, 30);
   });
 });

@@ -23,7 +23,7 @@ export function idrFrames(totalFrames: number, interval?: number): number[] {
 }
 
 /** The frames a variable-rate video holds: where the picture changes, the first and last, and the IDR frames. */
-export function pictureFrames(captions: Pick<Captions, 'frames' | 'states'>, keyframeInterval?: number): number[] {
+export function pictureFrames(captions: Pick<Captions, 'frames' | 'states' | 'title'>, keyframeInterval?: number): number[] {
   return [...new Set([...keyFrames(captions), ...idrFrames(captions.frames, keyframeInterval)])].sort((a, b) => a - b);
 }
 
@@ -94,7 +94,7 @@ export async function encodePictureParts(ffmpeg: Ffmpeg, job: PartsJob): Promise
   const encodes = [still('background', 0, height)];
   let band: { area: CaptionBand; frames: number[] } | undefined;
   if (job.captions) {
-    const area = captionBand(job.captions.box);
+    const area = captionBand(job.captions.box, job.captions.title);
     const idr = idrFrames(job.captions.frames, job.keyframeInterval);
     const frames = pictureFrames(job.captions, job.keyframeInterval);
     const script = path.join(job.workDir, 'captions.ass');
