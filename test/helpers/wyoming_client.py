@@ -28,7 +28,9 @@ async def collect(client, until):
         if AudioStart.is_type(event.type):
             rate = AudioStart.from_event(event).rate
         elif AudioChunk.is_type(event.type):
-            samples += AudioChunk.from_event(event).samples
+            chunk = AudioChunk.from_event(event)
+            rate = rate or chunk.rate
+            samples += chunk.samples
         elif Error.is_type(event.type):
             error = Error.from_event(event)
             return {"types": types, "error": {"text": error.text, "code": error.code}}
@@ -52,7 +54,11 @@ async def main(host, port, voice_a, voice_b):
         result["unknown"] = await collect(client, lambda _type: True)
         # Streamed, as Home Assistant sends an assistant's answer as it is written, then the plain event it sends for servers that do not stream.
         await client.write_event(SynthesizeStart(voice=SynthesizeVoice(name=voice_a)).event())
-        for piece in ("The weather today ", "is sunny. Tomorrow it ", "will rain, ", "so take an umbrella."):
+        for piece in ("The weather today ", "is sunny. Tomorrow it "):
+            await client.write_event(SynthesizeChunk(text=piece).event())
+        # A whole sentence has come: its audio starts before the text is done.
+        result["before_stop"] = (await asyncio.wait_for(client.read_event(), timeout=30)).type
+        for piece in ("will rain, ", "so take an umbrella."):
             await client.write_event(SynthesizeChunk(text=piece).event())
         await client.write_event(SynthesizeStop().event())
         await client.write_event(Synthesize(text="The weather today is sunny. Tomorrow it will rain, so take an umbrella.", voice=SynthesizeVoice(name=voice_a)).event())
