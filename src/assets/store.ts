@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError } from '../errors.js';
 import { content, writeAtomically } from '../storage/atomic-write.js';
 import { freeBytes } from '../storage/disk-space.js';
 import { ownerFolder } from '../storage/owner-folder.js';
+import { readRecord } from '../storage/records.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
@@ -326,14 +326,7 @@ export class AssetStore {
   }
 
   private async readRecord(folder: string, id: string): Promise<AssetRecord | undefined> {
-    const text = await readFile(this.recordOf(folder, id), 'utf8').catch(() => undefined);
-    if (text === undefined) return undefined;
-    try {
-      const record: unknown = JSON.parse(text);
-      return Value.Check(AssetRecord, record) && record.id === id ? record : undefined;
-    } catch {
-      return undefined;
-    }
+    return readRecord(this.recordOf(folder, id), AssetRecord, id);
   }
 
   /** When a record's asset expires (ms), or undefined when assets are kept. */

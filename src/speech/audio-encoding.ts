@@ -238,6 +238,6 @@ async function useSpare(spare: Spare, pcm: Readable, options: PcmEncodeOptions &
 }
 
 /** One atempo goes down to 0.5: slower speeds chain two. */
-function tempoFilter(speed: number): string {
+export function tempoFilter(speed: number): string {
   return speed < 0.5 ? `atempo=0.5,atempo=${speed / 0.5}` : `atempo=${speed}`;
 }

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../errors.js';
 import { content, writeAtomically } from '../storage/atomic-write.js';
 import { ownerFolder } from '../storage/owner-folder.js';
+import { readRecord } from '../storage/records.js';
 import { parseLexicon, type Lexicon } from './lexicon.js';
 
 /** 128 random bits, base64url, as asset ids. */
@@ -139,14 +139,7 @@ export class LexiconStore {
 
   private async readRecord(folder: string, id: string): Promise<LexiconRecord | undefined> {
     if (!ID.test(id)) return undefined;
-    const text = await readFile(this.recordOf(folder, id), 'utf8').catch(() => undefined);
-    if (text === undefined) return undefined;
-    try {
-      const record: unknown = JSON.parse(text);
-      return Value.Check(LexiconRecord, record) && record.id === id ? record : undefined;
-    } catch {
-      return undefined;
-    }
+    return readRecord(this.recordOf(folder, id), LexiconRecord, id);
   }
 
   private async remove(folder: string, id: string): Promise<void> {

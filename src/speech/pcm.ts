@@ -125,3 +125,8 @@ export function rms(samples: Int16Array): number {
   for (const value of samples) sum += value * value;
   return samples.length ? Math.sqrt(sum / samples.length) / 32768 : 0;
 }
+
+/** The samples' bytes (16-bit little-endian, as this machine holds them), without a copy. */
+export function pcmBytes(samples: Int16Array): Buffer {
+  return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+}

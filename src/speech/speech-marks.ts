@@ -1,6 +1,6 @@
 // Speech marks, as Amazon Polly returns them: when each sentence, word and SSML <mark> is reached in the file.
 import type { Speech } from './speech.js';
-import type { SpokenWord } from './words.js';
+import { fileClock, type SpokenWord } from './words.js';
 
 export interface SpeechMark {
   type: 'sentence' | 'word' | 'ssml';
@@ -15,8 +15,7 @@ export interface SpeechMark {
 
 /** The marks of `speech` in a file of `fileDuration` seconds, given its words already timed in that file (timedWordsIn). */
 export function speechMarks(text: string, speech: Speech, words: readonly SpokenWord[], fileDuration: number): SpeechMark[] {
-  const scale = speech.duration > 0 && Number.isFinite(fileDuration) ? fileDuration / speech.duration : 1;
-  const at = (seconds: number) => Math.round(seconds * scale * 1000) / 1000;
+  const at = fileClock(speech, fileDuration);
   const marks: SpeechMark[] = [
     ...speech.sentences.map((sentence) => ({
       type: 'sentence' as const,

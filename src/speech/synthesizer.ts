@@ -5,14 +5,15 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
 import type { Voice } from '../engines/voice.js';
-import type { EngineName, PhonemeSpan, Speaker, SpeechChunk, WordTiming } from '../engines/types.js';
+import type { EngineName, PhonemeSpan, Speaker, SpeechChunk } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { rethrowAsAppError } from '../media/process.js';
-import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, SpeechJoiner, type JoinOptions } from './pcm.js';
+import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, pcmBytes, SpeechJoiner, type JoinOptions } from './pcm.js';
+import { stretchChunk, withGain, writtenWords } from './utterance-audio.js';
 import type { Speech, SpokenSpan } from './speech.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
@@ -22,7 +23,6 @@ import { assertSpeakable, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
 import { speakable } from './spoken-text.js';
 import type { Script, Utterance } from './script.js';
-import { runProcess } from '../media/process.js';
 import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
 import { mapInOrder } from './map-in-order.js';
@@ -158,14 +158,7 @@ export class Synthesizer {
    * Unicode with words to speak, and its SSML (if it is SSML) reads and asks nothing of the voice it cannot do.
    */
   resolveVoice(request: { text: string; voice: string; textType?: TextType }): Voice {
-    const voice = this.engines.findVoice(request.voice);
-    const engine = request.voice.slice(0, request.voice.indexOf(':')).toLowerCase();
-    if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
-      throw new AppError('ENGINE_UNAVAILABLE', { field: 'voice', retryAfter: 30 });
-    }
-    if (!voice) {
-      throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${request.voice.slice(0, 100)}"; GET /voices lists them.` });
-    }
+    const voice = this.voiceOf(request.voice);
     if (!request.text.isWellFormed()) {
       throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
     }
@@ -173,6 +166,19 @@ export class Synthesizer {
     assertSpeakable(script, voice);
     if (onlyEmoji(script.text)) {
       throw new AppError('UNSUPPORTED_TEXT', { field: 'text', message: 'The text holds only emoji, which are drawn in captions but never spoken: add words to speak.' });
+    }
+    return voice;
+  }
+
+  /** The voice with this id; 400 UNKNOWN_VOICE, or 503 ENGINE_UNAVAILABLE when its engine could not start. */
+  voiceOf(voiceId: string): Voice {
+    const voice = this.engines.findVoice(voiceId);
+    const engine = voiceId.slice(0, voiceId.indexOf(':')).toLowerCase();
+    if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
+      throw new AppError('ENGINE_UNAVAILABLE', { field: 'voice', retryAfter: 30 });
+    }
+    if (!voice) {
+      throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${voiceId.slice(0, 100)}"; GET /voices lists them.` });
     }
     return voice;
   }
@@ -363,36 +369,3 @@ function measureAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, sig
   return ffmpeg.probe(file, { signal }).then((info) => info.duration);
 }
 
-function pcmBytes(samples: Int16Array): Buffer {
-  return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-}
-
-/** The engine's words, which point into the utterance's spoken text, moved to the written words they stand for (offsets within its span). */
-function writtenWords(words: readonly WordTiming[], utterance: Utterance): WordTiming[] {
-  return words.flatMap((word) => {
-    const written = utterance.spoken.sourceSpan(word.textOffset, word.textOffset + word.textLength);
-    if (!written) return [];
-    return [{ ...word, textOffset: written.offset - utterance.span.offset, textLength: written.length }];
-  });
-}
-
-/** The chunk louder or softer by `decibels` (-Infinity: silent), held within 16 bits. */
-function withGain<T extends SpeechChunk>(chunk: T, decibels: number): T {
-  if (decibels === 0) return chunk;
-  const gain = 10 ** (decibels / 20);
-  const samples = Int16Array.from(chunk.samples, (sample) => Math.max(-32768, Math.min(32767, Math.round(sample * gain))));
-  return { ...chunk, samples };
-}
-
-/** The chunk `rate` times faster, its pitch kept (ffmpeg's atempo), its word times moved with it. */
-async function stretchChunk(ffmpeg: Ffmpeg, chunk: SpeechChunk, rate: number, signal?: AbortSignal): Promise<SpeechChunk> {
-  const format = ['-f', 's16le', '-ar', String(chunk.sampleRate), '-ac', '1'];
-  const { stdout } = await runProcess(
-    ffmpeg.tools.ffmpeg,
-    ['-nostdin', '-hide_banner', '-v', 'error', ...format, '-i', 'pipe:0', '-af', `atempo=${rate}`, ...format, 'pipe:1'],
-    { input: pcmBytes(chunk.samples), signal },
-  ).catch(rethrowAsAppError('MEDIA_FAILED'));
-  const samples = new Int16Array(stdout.buffer, stdout.byteOffset, Math.floor(stdout.byteLength / 2)).slice();
-  const words = chunk.words?.map((word) => ({ ...word, start: word.start / rate, end: word.end / rate }));
-  return { samples, sampleRate: chunk.sampleRate, ...(words ? { words } : {}) };
-}

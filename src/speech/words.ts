@@ -125,13 +125,18 @@ function extend(word: SpokenWord, tokens: readonly Token[]): void {
   word.length = final.offset + final.length - word.offset;
 }
 
+/** Seconds of `speech` → seconds of a file of `fileDuration` made from it (scaled by the two lengths), to the millisecond. */
+export function fileClock(speech: Pick<Speech, 'duration'>, fileDuration: number): (seconds: number) => number {
+  const scale = speech.duration > 0 && Number.isFinite(fileDuration) ? fileDuration / speech.duration : 1;
+  return (seconds) => Math.round(seconds * scale * 1000) / 1000;
+}
+
 /**
  * The words with their times in a file of `fileDuration` seconds made from `speech`: scaled by the ratio of the two
  * lengths, which takes in the playback speed and whatever the encoder adds; rounded to milliseconds.
  */
 export function timedWordsIn(text: string, speech: Speech, fileDuration: number): SpokenWord[] {
-  const scale = speech.duration > 0 && Number.isFinite(fileDuration) ? fileDuration / speech.duration : 1;
-  const at = (seconds: number) => Math.round(seconds * scale * 1000) / 1000;
+  const at = fileClock(speech, fileDuration);
   const words = timedWords(text, speech);
   // Engines end a word's time before its last faint sound; the last word lasts until the sound does.
   const soundEnd = speech.sentences.at(-1)?.end ?? 0;

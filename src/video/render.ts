@@ -126,16 +126,16 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       output: audio,
       ...limits,
     };
-    // The picture's first ffmpeg starts before the soundtrack's loudness is reckoned here (some 150 ms of this thread
-    // for a minute of speech), so that it does not wait for it.
-    const encoded = encodeWithBackground((pictureJob) =>
-      options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
-    ).catch(cancelOthersOnFailure);
     const written = encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure);
     // The soundtrack's peak is read as soon as it is written, while the picture may still be encoding.
     const peak = written.then(() => soundtrackPeak(ffmpeg, soundtrack));
     peak.catch(() => undefined); // awaited after the picture; a failure before then must not go unhandled
-    const [, picture] = await Promise.all([written, encoded]);
+    const [, picture] = await Promise.all([
+      written,
+      encodeWithBackground((pictureJob) =>
+        options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
+      ).catch(cancelOthersOnFailure),
+    ]);
     const muxAndProbe = (encoded: EncodedPicture) =>
       keepUnderCeiling(ffmpeg, soundtrack, peak, async () => {
         await mux(ffmpeg, job, encoded, audio);

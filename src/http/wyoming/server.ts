@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { MAX_TTS_TEXT } from '../../api/speech.js';
 import { matchesLanguage } from '../../engines/language-tags.js';
+import { startUpVoice } from '../../engines/recommended.js';
 import type { Voice } from '../../engines/voice.js';
 import { splitSentences } from '../../speech/sentences.js';
 import { version } from '../../version.js';
@@ -84,7 +85,7 @@ class Session {
   private readonly controller = new AbortController();
   private readonly log;
   private queue: Promise<void> = Promise.resolve();
-  private streaming: { voice: Voice; text: string; started: boolean } | undefined;
+  private streaming: { voiceId: string; text: string; started: boolean } | undefined;
   /** A streamed text was just spoken: the plain `synthesize` clients send after it (for servers that do not stream) is not spoken again. */
   private streamed = false;
 
@@ -144,7 +145,8 @@ class Session {
           await this.speakWhole(textOf(event), this.voiceFor(event.data.voice));
           return;
         case 'synthesize-start':
-          this.streaming = { voice: this.voiceFor(event.data.voice), text: '', started: false };
+          // An unknown voice is told now, not at the first sentence.
+          this.streaming = { voiceId: this.app.synthesizer.voiceOf(this.voiceFor(event.data.voice)).id, text: '', started: false };
           this.streamed = false;
           return;
         case 'synthesize-chunk':
@@ -167,21 +169,24 @@ class Session {
     }
   }
 
-  /** A voice by name (a voxreel voice id, as `info` lists them), by language, or the recommended English one. */
-  private voiceFor(asked: unknown): Voice {
+  /**
+   * The voice id asked for: by name (a voxreel voice id, as `info` lists them), the recommended voice of a language,
+   * else the recommended English one (the start-up voice's rule); checked by the synthesizer (voiceOf, resolveVoice).
+   */
+  private voiceFor(asked: unknown): string {
     const wanted = typeof asked === 'object' && asked !== null ? (asked as { name?: unknown; language?: unknown }) : {};
+    if (typeof wanted.name === 'string') return wanted.name;
     const voices = this.app.engines.listVoices();
-    const language = typeof wanted.language === 'string' ? wanted.language : 'en-US';
-    const id =
-      typeof wanted.name === 'string'
-        ? wanted.name
-        : ((voices.find((voice) => voice.recommended && safeMatch(language, voice.language)) ?? voices.find((voice) => voice.recommended && voice.language.startsWith('en')))?.id ?? '');
-    // The same checks as the HTTP API's: unknown voice, engine unavailable.
-    return this.app.synthesizer.resolveVoice({ text: 'voice', voice: id });
+    const language = wanted.language;
+    const voice =
+      typeof language === 'string'
+        ? voices.find((candidate) => candidate.recommended && matchesLanguage(language, candidate.language))
+        : startUpVoice(voices, 'auto', (id) => this.app.engines.findVoice(id));
+    return voice?.id ?? '';
   }
 
-  private async speakWhole(text: string, voice: Voice): Promise<void> {
-    this.app.synthesizer.resolveVoice({ text, voice: voice.id });
+  private async speakWhole(text: string, voiceId: string): Promise<void> {
+    const voice = this.app.synthesizer.resolveVoice({ text, voice: voiceId });
     this.send('audio-start', format(voice));
     await this.speak(text, voice);
     this.send('audio-stop');
@@ -211,12 +216,12 @@ class Session {
     this.streamed = true;
   }
 
-  private async streamSpeak(stream: { voice: Voice; started: boolean }, text: string): Promise<void> {
+  private async streamSpeak(stream: { voiceId: string; started: boolean }, text: string): Promise<void> {
     if (!text.trim()) return;
-    this.app.synthesizer.resolveVoice({ text, voice: stream.voice.id });
-    if (!stream.started) this.send('audio-start', format(stream.voice));
+    const voice = this.app.synthesizer.resolveVoice({ text, voice: stream.voiceId });
+    if (!stream.started) this.send('audio-start', format(voice));
     stream.started = true;
-    await this.speak(text, stream.voice);
+    await this.speak(text, voice);
   }
 
   /** Speech as `audio-chunk` events, each sentence's as soon as it is spoken, in a job slot of the service. */
@@ -249,10 +254,3 @@ function textOf(event: WyomingEvent): string {
   return text;
 }
 
-function safeMatch(query: string, tag: string): boolean {
-  try {
-    return matchesLanguage(query, tag);
-  } catch {
-    return false;
-  }
-}
