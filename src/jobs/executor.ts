@@ -53,6 +53,11 @@ export class JobExecutor {
     return voice;
   }
 
+  /** The sentence cache's partition of a tenant's speech, for the front doors that speak without a job (streams). */
+  cachePartition(tenant: string): string | undefined {
+    return this.deps.partition(tenant);
+  }
+
   async execute(spec: JobSpec, options: ExecuteOptions): Promise<JobOutcome> {
     return spec.operation === 'tts' ? this.speech(spec.request, options) : this.video(spec.request, options);
   }

@@ -191,6 +191,28 @@ describe('the caches are per key by default (CACHE_SCOPE=tenant)', () => {
     expect(await metric(t, 'voxreel_sentence_cache_requests_total', 'result="miss"')).toBeGreaterThan(missesBefore);
   });
 
+  it('so are the OpenAI and ElevenLabs front doors, which speak without a job: a repeat by the key hits, another key misses', async () => {
+    const hits = () => metric(t, 'voxreel_sentence_cache_requests_total', 'result="hit"');
+    const doors = {
+      openai: (tenant: Tenant, input: string) =>
+        t.app.inject({ method: 'POST', url: '/v1/audio/speech', payload: { model: 'tts-1', input, voice: 'espeak-ng:en-us', response_format: 'wav' }, headers: auth(tenant) }),
+      elevenlabs: (tenant: Tenant, text: string) =>
+        t.app.inject({ method: 'POST', url: `/v1/text-to-speech/${encodeURIComponent('espeak-ng:en-us')}?output_format=pcm_22050`, payload: { text }, headers: { 'xi-api-key': KEYS[tenant] } }),
+    };
+    for (const [door, say] of Object.entries(doors)) {
+      const sentence = `The ${door} board meets again on Tuesday.`;
+      expect((await say('a', sentence)).statusCode).toBe(200);
+      const before = await hits();
+      const repeat = await say('a', sentence);
+      expect(repeat.statusCode, repeat.body).toBe(200);
+      const afterRepeat = await hits();
+      expect(afterRepeat, `${door}: the key's own repeat`).toBeGreaterThan(before);
+      const other = await say('b', sentence);
+      expect(other.statusCode, other.body).toBe(200);
+      expect(await hits(), `${door}: another key's same sentence`).toBe(afterRepeat);
+    }
+  });
+
   it('CACHE_SCOPE=shared answers another key from the first one\'s result (the documented trade-off)', async () => {
     const shared = await buildTestApp({ ...APP_ENV, CACHE_SCOPE: 'shared' }, { engines: t.app.engines });
     try {

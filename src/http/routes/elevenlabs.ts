@@ -7,7 +7,7 @@ import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
 import { alignmentBetween, characterAlignment } from '../../speech/character-alignment.js';
 import type { StreamRequest, TimedAudio } from '../../speech/synthesizer.js';
 import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
-import { jobClient } from '../job-client.js';
+import { cachePartitionOf, jobClient } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
 import { previewUrl } from './voices.js';
@@ -64,7 +64,7 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const voice = app.synthesizer.resolveVoice({ text, voice: voiceId });
     const format = request.query.output_format ?? 'mp3_44100_128';
     const speed = settings?.speed ?? 1;
-    const speech: StreamRequest = { text, voice, speed, ...outputFormat(format) };
+    const speech: StreamRequest = { text, voice, speed, ...outputFormat(format), cachePartition: cachePartitionOf(app, request) };
     return { speech, facts: { model, voice: voiceId, format, speed, characters: text.length } };
   };
 

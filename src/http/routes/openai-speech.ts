@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
-import { clientId } from '../job-client.js';
+import { cachePartitionOf, clientId } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
 import { errorBodyFor, errorResponder, notFoundError } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
@@ -80,7 +80,10 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
             }
           : {}),
         write: (signal, output) =>
-          app.synthesizer.streamAudio({ text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons }, output),
+          app.synthesizer.streamAudio(
+            { text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons, cachePartition: cachePartitionOf(app, request) },
+            output,
+          ),
       });
     },
   );

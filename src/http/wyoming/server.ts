@@ -239,7 +239,7 @@ class Session {
     });
     const client = { id: `wyoming:${this.socket.remoteAddress ?? 'unknown'}`, signal: this.controller.signal, characters: text.length };
     return this.app.jobs.run('speech', client, (signal) =>
-      this.app.synthesizer.streamAudio({ text, voice, encoding: 'pcm', speed: 1, signal }, chunks),
+      this.app.synthesizer.streamAudio({ text, voice, encoding: 'pcm', speed: 1, signal, cachePartition: this.app.executor.cachePartition(client.id) }, chunks),
     );
   }
 }
