@@ -49,9 +49,9 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
   });
   afterAll(async () => judge?.close());
 
-  async function heard(text: string, voice: string, wanted?: { dnsmos: boolean }): Promise<Judgement> {
+  async function heard(text: string, voice: string, wanted?: { dnsmos: boolean }, body: Record<string, unknown> = {}): Promise<Judgement> {
     if (!judge) throw new Error('the judge did not start');
-    const result = await postTts(t.app, { text, voice, format: 'wav' });
+    const result = await postTts(t.app, { text, voice, format: 'wav', ...body });
     return judge.judge(path.join(t.outputDir, result.url.slice(t.config.cdnUrl.length + 1)), wanted);
   }
 
@@ -105,6 +105,27 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
     await context.annotate(said);
     for (const [other, { dnsmos }] of paragraph) expect(own.dnsmos, `DNSMOS of ${voice} against ${other}`).toBeGreaterThanOrEqual(dnsmos);
   });
+
+  /** Issue 23: the listener hears what the markup asks for, not the written word. */
+  it('what Whisper hears follows the markup: <sub>, <phoneme> (eSpeak NG and the neural voice) and a PLS lexicon', async () => {
+    const words = async (text: string, voice: string, body?: Record<string, unknown>) => normalizeWords((await heard(text, voice, { dnsmos: false }, body)).transcript).join(' ');
+    expect(await words('<speak><sub alias="Mercury">Hg</sub> is a liquid metal.</speak>', 'espeak-ng:en-us')).toContain('mercury');
+    // "chocolates": a word eSpeak NG says clearly enough for Whisper ("cheese" it hears as "team", given or written).
+    const chocolates = '<speak>I like <phoneme alphabet="ipa" ph="ˈtʃɑːkləts">apples</phoneme> a lot.</speak>';
+    const voices = ['espeak-ng:en-us', ...(t.app.engines.findVoice('piper:en_US-joe-medium') ? ['piper:en_US-joe-medium'] : [])];
+    for (const voice of voices) {
+      const said = await words(chocolates, voice);
+      expect(said, voice).toContain('chocolate');
+      expect(said, voice).not.toContain('apple');
+    }
+    const lexicon = `<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
+      <lexeme><grapheme>apples</grapheme><phoneme>ˈtʃɑːkləts</phoneme></lexeme></lexicon>`;
+    const uploaded = await t.app.inject({ method: 'POST', url: '/lexicons', payload: lexicon, headers: { 'content-type': 'application/pls+xml' } });
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const { id } = uploaded.json<{ id: string }>();
+    expect(await words('I like apples a lot.', 'espeak-ng:en-us')).toContain('apples');
+    expect(await words('I like apples a lot.', 'espeak-ng:en-us', { lexicons: [id] })).toContain('chocolate');
+  }, 120_000);
 
   /**
    * Speaks `texts` in requests of `perRequest` (one Whisper window, under 30 s of speech, keeps the judge quick and

@@ -14,6 +14,17 @@ import { meanVolume } from '../helpers/media.js';
 const VOICE = 'espeak-ng:en-us';
 const PIPER_MODEL = path.join(import.meta.dirname, '../../voices/en_US-joe-medium.onnx');
 
+/** "one" given the IPA of "one two three … eight": over a second longer, and still timed as the one written word. */
+async function expectSaidAsPhonemes(app: Parameters<typeof postTts>[0], voice: string): Promise<void> {
+  const long = 'wʌn tuː θɹiː fɔːɹ faɪv sɪks sɛvən eɪt';
+  const plain = await postTts(app, { text: '<speak>Say one now.</speak>', voice, format: 'wav', timestamps: true });
+  const given = await postTts(app, { text: `<speak>Say <phoneme alphabet="ipa" ph="${long}">one</phoneme> now.</speak>`, voice, format: 'wav', timestamps: true });
+  expect(given.duration - plain.duration).toBeGreaterThan(1);
+  expect(given.words?.map((word) => word.word)).toEqual(['Say', 'one', 'now.']);
+  const one = given.words?.[1];
+  expect((one?.end ?? 0) - (one?.start ?? 0)).toBeGreaterThan(1.2);
+}
+
 function refusal(run: () => unknown): AppError {
   try {
     run();
@@ -154,15 +165,23 @@ describe('SSML through POST /tts (eSpeak NG)', () => {
     expect(result.words).toBeUndefined();
   });
 
+  it('says a word as its <phoneme> IPA on eSpeak NG (spelled in its own phonemes), timed as the written word', async () => {
+    await expectSaidAsPhonemes(t.app, VOICE);
+  });
+
   it('answers 400 INVALID_SSML with the place, and 422 for <phoneme> naming the engine', async () => {
     const malformed = await post({ text: '<speak>Hi <break time="1s"></speak>' });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json()).toMatchObject({ error: { code: 'INVALID_SSML', field: 'text' } });
     expect(malformed.json().error.message).toMatch(/line 1, column \d+/u);
-    const phoneme = await post({ text: '<speak><phoneme alphabet="ipa" ph="təˈmɑːtoʊ">tomato</phoneme></speak>' });
+    const phoneme = await post({ text: '<speak><phoneme alphabet="ipa" ph="təˈmɑːtoʊ">tomato</phoneme></speak>', voice: 'flite:slt' });
     expect(phoneme.statusCode).toBe(422);
     expect(phoneme.json()).toMatchObject({ error: { code: 'UNSUPPORTED_SSML' } });
-    expect(phoneme.json().error.message).toContain('espeak-ng engine');
+    expect(phoneme.json().error.message).toContain('flite engine');
+    const unknownSymbol = await post({ text: '<speak><phoneme alphabet="ipa" ph="ʘa">tomato</phoneme></speak>', format: 'wav' });
+    expect(unknownSymbol.statusCode).toBe(422);
+    expect(unknownSymbol.json()).toMatchObject({ error: { code: 'UNSUPPORTED_SSML', field: 'text' } });
+    expect(unknownSymbol.json().error.message).toContain('"ʘ" (U+0298)');
     const literal = await post({ text: '<speak>Hi</speak>', text_type: 'text', format: 'wav' });
     expect(literal.statusCode).toBe(200);
   });
@@ -218,16 +237,10 @@ describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
     const piper = 'piper:en_US-joe-medium';
 
     it('says a word as its <phoneme> IPA, timed as the written word', async () => {
-      const long = 'wʌn tuː θɹiː fɔːɹ faɪv sɪks sɛvən eɪt'; // "one two three four five six seven eight", given to one word
-      const plain = await postTts(t.app, { text: '<speak>Say one now.</speak>', voice: piper, format: 'wav', timestamps: true });
-      const given = await postTts(t.app, { text: `<speak>Say <phoneme alphabet="ipa" ph="${long}">one</phoneme> now.</speak>`, voice: piper, format: 'wav', timestamps: true });
-      expect(given.duration - plain.duration).toBeGreaterThan(1);
-      expect(given.words?.map((word) => word.word)).toEqual(['Say', 'one', 'now.']);
-      const one = given.words?.[1];
-      expect((one?.end ?? 0) - (one?.start ?? 0)).toBeGreaterThan(1.2);
+      await expectSaidAsPhonemes(t.app, piper);
     });
 
-    it("says an IPA lexicon entry on Piper voices, and leaves it out for engines that take no phonemes", async () => {
+    it("says an IPA lexicon entry on Piper voices, and leaves it out for engines that take no phonemes (Flite)", async () => {
       const lexicon = `<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
         <lexeme><grapheme>Qx</grapheme><phoneme>wʌn tuː θɹiː fɔːɹ faɪv sɪks</phoneme></lexeme></lexicon>`;
       const uploaded = await t.app.inject({ method: 'POST', url: '/lexicons', payload: lexicon, headers: { 'content-type': 'application/pls+xml' } });
@@ -236,8 +249,8 @@ describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
       const given = await postTts(t.app, { text: 'Say Qx now.', voice: piper, format: 'wav', lexicons: [id] });
       // Six words said for one spelled out ("Q X").
       expect(given.duration - plain.duration).toBeGreaterThan(0.5);
-      const espeak = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Say Qx now.', voice: VOICE, format: 'wav', lexicons: [id] } });
-      expect(espeak.statusCode).toBe(200);
+      const flite = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Say Qx now.', voice: 'flite:slt', format: 'wav', lexicons: [id] } });
+      expect(flite.statusCode).toBe(200);
     });
   });
 });

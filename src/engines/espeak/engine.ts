@@ -1,9 +1,10 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import type { Engine, PhonemeSpan, SpeechChunk, SynthesizeOptions } from '../types.js';
 import { isEspeakResult, type EspeakDescription, type EspeakJob, type EspeakResult } from './protocol.js';
 import { recordedDescription } from './voices-recorded.js';
-import { buildEspeakWordTimings, toEspeakSsml } from './text.js';
+import { IpaSpeller } from './ipa.js';
+import { buildEspeakWordTimings, toEspeakSsml, type SpelledSpan } from './text.js';
 import { ESPEAK_ENGINE, EspeakVoiceCatalog, type EspeakVariant } from './voices.js';
 import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
@@ -25,6 +26,8 @@ export interface EspeakEngineOptions {
 /** eSpeak NG (WebAssembly, GPL-3.0) in a pool of persistent child processes. */
 export class EspeakEngine implements Engine {
   readonly name = ESPEAK_ENGINE;
+  /** Each voice's IPA speller, once asked of eSpeak. */
+  private readonly spellers = new Map<string, Promise<IpaSpeller>>();
 
   private constructor(
     private readonly pool: HostPool<EspeakJob, EspeakResult>,
@@ -72,7 +75,8 @@ export class EspeakEngine implements Engine {
     const choice = this.catalog.find(voiceId);
     if (!choice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
     const source = sanitizeText(text);
-    const ssml = toEspeakSsml(source);
+    const spelled = options.phonemes?.length ? await this.spell(choice.espeakName, voiceId, options.phonemes) : [];
+    const ssml = toEspeakSsml(source, spelled);
     const result = await this.pool.run({ kind: 'synthesize', voice: choice.espeakName, ssml: ssml.text }, options);
     if (result.kind !== 'speech') {
       throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG answered with something else than speech.' });
@@ -83,6 +87,21 @@ export class EspeakEngine implements Engine {
       sampleRate: result.sampleRate,
       words: buildEspeakWordTimings(source, ssml, result.events, duration, choice.voice.language),
     };
+  }
+
+  /** The spans' IPA in the voice's phoneme mnemonics; its table is asked of eSpeak once per voice. */
+  private async spell(espeakName: string, voiceId: string, spans: readonly PhonemeSpan[]): Promise<SpelledSpan[]> {
+    let speller = this.spellers.get(espeakName);
+    if (!speller) {
+      speller = this.pool.run({ kind: 'phoneme-table', voice: espeakName }).then((result) => {
+        if (result.kind !== 'phoneme-table') throw new AppError('ENGINE_FAILED', { message: 'eSpeak NG did not list its phonemes.' });
+        return new IpaSpeller(result.entries);
+      });
+      speller.catch(() => this.spellers.delete(espeakName));
+      this.spellers.set(espeakName, speller);
+    }
+    const ready = await speller;
+    return spans.map(({ start, end, ipa }) => ({ start, end, mnemonics: ready.spell(ipa, voiceId) }));
   }
 
   close(): Promise<void> {

@@ -2,6 +2,7 @@
 import createEspeakModule from '@echogarden/espeak-ng-emscripten';
 import { serveJobs } from '../hosts/host-runtime.js';
 import { concatSamples } from '../wav.js';
+import { buildPhonemeTable } from './ipa.js';
 import type { EspeakEvent, EspeakJob, EspeakResult, EspeakVariantInfo } from './protocol.js';
 
 const VARIANTS_DIR = '/usr/share/espeak-ng-data/voices/!v';
@@ -18,15 +19,41 @@ let currentVoice: string | undefined;
 // pay for that before saying ready, not during the first requests.
 for (let round = 0; round < WARM_UP_ROUNDS; round++) synthesize('gmw/en-US', WARM_UP_TEXT);
 
-serveJobs<EspeakJob, EspeakResult>((job) => (job.kind === 'describe' ? describe() : synthesize(job.voice, job.ssml)));
+serveJobs<EspeakJob, EspeakResult>((job) => {
+  switch (job.kind) {
+    case 'describe':
+      return describe();
+    case 'synthesize':
+      return synthesize(job.voice, job.ssml);
+    case 'phoneme-table':
+      return phonemeTable(job.voice);
+  }
+});
+
+/** Loading a voice reads its dictionary: only when it changes. */
+function useVoice(voice: string): void {
+  if (voice === currentVoice) return;
+  currentVoice = undefined;
+  if (synthesizer.set_voice(voice) !== 0) throw new Error(`eSpeak NG has no voice ${voice}`);
+  currentVoice = voice;
+}
+
+/** Each candidate mnemonic said alone (a space after ]]: straight before markup eSpeak reads on in phoneme mode). */
+function phonemeTable(voice: string): EspeakResult {
+  useVoice(voice);
+  const entries = buildPhonemeTable((mnemonic) => {
+    const said: string[] = [];
+    synthesizer.synthesize(`[[${mnemonic}]] `, (_samples, events) => {
+      for (const event of events) if (event.type === 'phoneme' && !isPause(event.id)) said.push(String(event.id));
+      return false;
+    });
+    return said;
+  });
+  return { kind: 'phoneme-table', entries: entries.map(([ipa, mnemonic]) => [ipa, mnemonic]) };
+}
 
 function synthesize(voice: string, ssml: string): EspeakResult {
-  // Loading a voice reads its dictionary: only when it changes.
-  if (voice !== currentVoice) {
-    currentVoice = undefined;
-    if (synthesizer.set_voice(voice) !== 0) throw new Error(`eSpeak NG has no voice ${voice}`);
-    currentVoice = voice;
-  }
+  useVoice(voice);
   const chunks: Int16Array[] = [];
   const events: EspeakEvent[] = [];
   synthesizer.synthesize(ssml, (samples, rawEvents) => {

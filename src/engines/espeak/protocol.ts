@@ -1,6 +1,6 @@
 /** Jobs and results between EspeakEngine and espeak-host.ts. */
 
-export type EspeakJob = { kind: 'describe' } | { kind: 'synthesize'; voice: string; ssml: string };
+export type EspeakJob = { kind: 'describe' } | { kind: 'synthesize'; voice: string; ssml: string } | { kind: 'phoneme-table'; voice: string };
 
 export interface EspeakVoiceInfo {
   /** e.g. `gmw/en-US`, what set_voice() takes. */
@@ -35,6 +35,8 @@ export interface EspeakDescription {
 
 export type EspeakResult =
   | ({ kind: 'description' } & EspeakDescription)
+  /** The voice's IPA → mnemonic pairs (ipa.ts). */
+  | { kind: 'phoneme-table'; entries: Array<[string, string]> }
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; events: EspeakEvent[] };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -72,6 +74,9 @@ function isVariantInfo(value: unknown): value is EspeakVariantInfo {
 
 export function isEspeakResult(value: unknown): value is EspeakResult {
   if (!isRecord(value)) return false;
+  if (value.kind === 'phoneme-table') {
+    return Array.isArray(value.entries) && value.entries.every((entry) => Array.isArray(entry) && entry.length === 2 && entry.every((part) => typeof part === 'string'));
+  }
   if (value.kind === 'description') {
     return (
       typeof value.sampleRate === 'number' &&

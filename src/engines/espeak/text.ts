@@ -2,16 +2,32 @@ import type { WordTiming } from '../types.js';
 import type { EspeakEvent } from './protocol.js';
 import { forEachCodePoint, MappedTextBuilder, wordSegmenter, type MappedText } from '../mapped-text.js';
 
+/** A stretch of the text [start, end) to be said as these eSpeak phoneme mnemonics (ipa.ts). */
+export interface SpelledSpan {
+  start: number;
+  end: number;
+  mnemonics: string;
+}
+
 const SSML_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 
 /**
  * eSpeak reads its input as SSML, and `[[` as the start of raw phonemes: escape both so that any text is
  * spoken as written. `text` must have gone through sanitizeText().
  */
-export function toEspeakSsml(text: string): MappedText {
+export function toEspeakSsml(text: string, phonemes: readonly SpelledSpan[] = []): MappedText {
   const builder = new MappedTextBuilder();
+  const spans = [...phonemes].sort((a, b) => a.start - b.start);
+  let span = 0;
   forEachCodePoint(text, (char, offset) => {
     const end = offset + char.length;
+    while (spans[span] && (spans[span] as SpelledSpan).end <= offset) span += 1;
+    const given = spans[span];
+    if (given && offset >= given.start) {
+      // A span's text is said as its phonemes, eSpeak's [[...]], a space after so that what follows is read as text again.
+      if (offset === given.start) builder.append(` [[${given.mnemonics}]] `, given.start, given.end);
+      return;
+    }
     builder.append(SSML_ESCAPES[char] ?? char, offset, end);
     // A space between the brackets is not spoken, and keeps eSpeak out of phoneme mode.
     if (char === '[' && text[end] === '[') builder.append(' ', offset, end);
