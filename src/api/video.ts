@@ -30,6 +30,13 @@ export const TtsVideoRequest = Type.Object(
     ),
     frame_rate: Type.Optional(FrameRate),
     background: Type.Optional(BackgroundOption),
+    progress_bar: Type.Optional(
+      Type.Boolean({
+        description:
+          'A thin bar along the bottom edge (0.8 % of the height) that grows from left to right with the video, in `highlight_color`. ' +
+          'The picture then changes in every frame: it is encoded whole, once (renderPath `moving`), at a constant frame rate.',
+      }),
+    ),
     platform: Type.Optional(Platform),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A title (the hook) shown over the first `title_seconds`, centred at the top of the safe area, two lines at most, in the captions\' font, colour and case.' }),
@@ -82,5 +89,12 @@ export const TtsVideoResponse = Type.Object({
   frameRate: FrameRate,
   subtitles: Type.Boolean({ description: 'Whether captions are burned into the picture.' }),
   bytes: Type.Integer({ description: 'Size of the video file.' }),
+  renderPath: Type.Optional(
+    Type.Union([Type.Literal('spliced'), Type.Literal('plain'), Type.Literal('moving')], {
+      description:
+        'How the picture was encoded: `spliced` (the background once, captions only where they change: the fast path for still pictures), ' +
+        '`plain` (one x264 pass, the fallback should the splicer fail), `moving` (one x264 pass at the veryfast preset: a moving background or a progress bar).',
+    }),
+  ),
 });
 export type TtsVideoResponse = Static<typeof TtsVideoResponse>;

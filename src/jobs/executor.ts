@@ -154,6 +154,7 @@ export class JobExecutor {
       voice: job.voice,
       characters: result.characters,
       bytes: result.video.bytes,
+      renderPath: result.renderPath,
     };
     return { body, files: [result.video.key, result.captions.key] };
   }
@@ -193,7 +194,7 @@ function lexiconsOf(request: { lexicons?: string[] }): { lexicons?: string[] } {
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */
 export function videoJob(request: TtsVideoSpec) {
-  const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform } = request;
+  const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform, progress_bar: progressBar = false } = request;
   const preset = platform && PLATFORMS[platform];
   const { resolution = preset?.resolution ?? '1080p', aspect_ratio = preset?.aspectRatio ?? '16:9' } = request;
   const { caption_style, font, caption_color, highlight_color, position, font_size, caption_case, caption_outline } = request;
@@ -209,7 +210,10 @@ export function videoJob(request: TtsVideoSpec) {
     platform,
   };
   const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };
-  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, ...(title ? { title } : {}) };
+  // A picture that changes in every frame (a moving background, a progress bar) has a frame for every 1/fps.
+  const moving = progressBar || (typeof request.background === 'object' && 'motion' in request.background && request.background.motion !== undefined);
+  const frameRate = moving ? 'constant' : frame_rate;
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate, look, progressBar, ...(title ? { title } : {}) };
 }
 
 /** Seconds a title is shown unless asked otherwise. */
@@ -228,5 +232,6 @@ async function backgroundOf(option: BackgroundOption | undefined, assets: AssetS
     const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
     return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
   }
-  return { type: 'image', file: (await assets.resolve(option.image, tenant, 'image', 'background.image')).path };
+  const file = (await assets.resolve(option.image, tenant, 'image', 'background.image')).path;
+  return { type: 'image', file, ...(option.motion ? { motion: option.motion } : {}) };
 }

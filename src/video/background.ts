@@ -10,8 +10,20 @@ import { forBt601Drawing, rgbToYuv420 } from './colour.js';
 export type Background =
   | { type: 'color'; color: string }
   | { type: 'gradient'; colors: readonly [string, string]; direction: GradientDirection }
-  /** `file`: a checked PNG, JPEG or WebP (an uploaded asset), scaled to cover the frame and cropped to it. */
-  | { type: 'image'; file: string };
+  /** `file`: a checked PNG, JPEG or WebP (an uploaded asset), scaled to cover the frame and cropped to it; `motion` moves over it. */
+  | { type: 'image'; file: string; motion?: Motion };
+
+/** Slow moves over an image background (Ken Burns). */
+export const MOTIONS = ['zoom-in', 'zoom-out', 'pan'] as const;
+export type Motion = (typeof MOTIONS)[number];
+
+/** How much larger than the frame a moving image is prepared: the room its move travels (zoomed to and from, panned across). */
+const MOTION_ROOM = 1.2;
+
+/** Whether the background changes from frame to frame (a moving picture is encoded whole: render.ts). */
+export function isMoving(background: Background | undefined): boolean {
+  return background?.type === 'image' && background.motion !== undefined;
+}
 
 export type GradientDirection = 'vertical' | 'horizontal' | 'diagonal';
 
@@ -44,6 +56,34 @@ function stillLayer(file: string, size: FrameSize): BackgroundLayer {
   };
 }
 
+/**
+ * A still image larger than the frame (MOTION_ROOM), one raw frame, moved over for `frames` frames: zoompan makes
+ * every frame of a zoom from that one, a pan crops a window that slides from the left edge to the right.
+ */
+function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion: Motion, timing: VideoTiming): BackgroundLayer {
+  const last = Math.max(1, timing.frames - 1);
+  const room = MOTION_ROOM - 1;
+  const zoom = motion === 'zoom-in' ? `1+${room}*on/${last}` : `${MOTION_ROOM}-${room}*on/${last}`;
+  return {
+    input: (fps) => ({
+      source: file,
+      options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${prepared.width}x${prepared.height}`, '-framerate', String(fps)],
+    }),
+    clock:
+      motion === 'pan'
+        ? `loop=loop=-1:size=1:start=0,setpts=N,crop=${size.width}:${size.height}:x='(iw-ow)*n/${last}':y='(ih-oh)/2'`
+        : `zoompan=z='${zoom}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${timing.frames}:s=${size.width}x${size.height}:fps=${timing.fps},setpts=N`,
+    region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
+    flat: false,
+  };
+}
+
+/** How many frames a video has, at what rate: what a moving background is laid out over. */
+export interface VideoTiming {
+  frames: number;
+  fps: number;
+}
+
 /** Makes what the background needs (a raw BT.709 frame for gradients and images) in `workDir` and gives its layer. */
 export async function prepareBackground(
   ffmpeg: Ffmpeg,
@@ -51,9 +91,13 @@ export async function prepareBackground(
   size: FrameSize,
   workDir: string,
   limits: ProcessLimits,
+  timing: VideoTiming,
 ): Promise<BackgroundLayer> {
   if (background.type === 'color') return colourLayer(background.color);
   const file = path.join(workDir, 'background.yuv');
+  const motion = background.type === 'image' ? background.motion : undefined;
+  const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);
+  const prepared = motion ? { width: even(size.width), height: even(size.height) } : size;
   if (background.type === 'gradient') {
     await writeFile(file, rgbToYuv420(gradientPixels(background.colors, background.direction, size), size.width, size.height));
   } else {
@@ -64,14 +108,14 @@ export async function prepareBackground(
       outputOptions: [
         '-map', '0:v:0', '-frames:v', '1',
         '-vf',
-        `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic,crop=${size.width}:${size.height},setsar=1,format=rgb24,` +
+        `scale=${prepared.width}:${prepared.height}:force_original_aspect_ratio=increase:flags=bicubic,crop=${prepared.width}:${prepared.height},setsar=1,format=rgb24,` +
           'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
         '-f', 'rawvideo',
       ],
       ...limits,
     });
   }
-  return stillLayer(file, size);
+  return motion ? movingLayer(file, prepared, size, motion, timing) : stillLayer(file, size);
 }
 
 /** A two-colour linear gradient as raw RGB24, computed here (some tens of milliseconds for 1080×1920). */

@@ -14,7 +14,7 @@ import type { Channels, Music } from './soundtrack.js';
 import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
-import { renderVideo } from './render.js';
+import { renderVideo, type RenderPath } from './render.js';
 import { webVtt } from './webvtt.js';
 
 export interface VideoRequest {
@@ -33,6 +33,8 @@ export interface VideoRequest {
   title?: { text: string; seconds: number };
   /** Behind the captions; the dark default colour where absent. */
   background?: Background;
+  /** A thin bar along the bottom that grows with the video, in the captions' highlight colour. */
+  progressBar?: boolean;
   /** LUFS of the soundtrack; null keeps the voice's level; the renderer's default (-14) where absent. */
   loudness?: number | null;
   music?: Music;
@@ -61,6 +63,8 @@ export interface VideoResult {
   size: FrameSize;
   /** Characters billed: the text's, without SSML markup. */
   characters: number;
+  /** How the picture was encoded (render.ts). */
+  renderPath: RenderPath;
 }
 
 /** Text → narrated MP4 + WebVTT in storage, published together under one name or not at all. Knows nothing of HTTP. */
@@ -104,6 +108,7 @@ export class VideoMaker {
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
     // A title is drawn with the captions; without subtitles it is drawn alone.
     const drawn = request.subtitles ? captions : request.title ? { ...captions, cues: [], states: [] } : undefined;
+    let renderPath: RenderPath = 'spliced';
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -125,8 +130,10 @@ export class VideoMaker {
           loudness: request.loudness,
           music: request.music,
           channels: request.channels,
+          progressBar: request.progressBar ? { colour: resolveLook(request.look).highlightColour } : undefined,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
+        renderPath = info.renderPath;
         return info.duration;
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
@@ -135,7 +142,7 @@ export class VideoMaker {
     onProgress?.(1);
     const [vtt] = published.companions;
     if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
-    return { video: published.file, captions: vtt, duration: published.produced, size, characters: (speech.text ?? request.text).length };
+    return { video: published.file, captions: vtt, duration: published.produced, size, characters: (speech.text ?? request.text).length, renderPath };
   }
 }
 

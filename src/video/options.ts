@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CAPTION_CASES, CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from './caption-style.js';
 import { PLATFORM_NAMES, PLATFORMS } from './platforms.js';
 import { CAPTION_FAMILIES } from './font.js';
+import { MOTIONS } from './background.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
   description:
@@ -70,6 +71,15 @@ export const GradientDirectionOption = Type.Union([Type.Literal('vertical'), Typ
   description: 'Top to bottom (`vertical`, the default), left to right, or top left to bottom right.',
 });
 
+export const Motion = Type.Union(
+  MOTIONS.map((motion) => Type.Literal(motion)),
+  {
+    description:
+      'A slow move over the image for the whole video (Ken Burns): `zoom-in`, `zoom-out` (to and from 1.2 times), or `pan` (left to right). ' +
+      'A moving picture is encoded whole, once (renderPath `moving`), and at a constant frame rate.',
+  },
+);
+
 export const BackgroundOption = Type.Union(
   [
     HexColour,
@@ -78,7 +88,10 @@ export const BackgroundOption = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object(
-      { image: Type.String({ minLength: 1, maxLength: 64, description: 'The id of an image asset (POST /assets): scaled to cover the frame.' }) },
+      {
+        image: Type.String({ minLength: 1, maxLength: 64, description: 'The id of an image asset (POST /assets): scaled to cover the frame.' }),
+        motion: Type.Optional(Motion),
+      },
       { additionalProperties: false },
     ),
   ],

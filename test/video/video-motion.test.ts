@@ -1,0 +1,117 @@
+// Issue 24: pictures that move. An image background zoomed or panned over the whole video (Ken Burns) and a progress
+// bar along the bottom, encoded whole in one x264 pass (renderPath `moving`); frames decoded and compared.
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TtsVideoResponse } from '../../src/api/video.js';
+import type { Background } from '../../src/video/background.js';
+import { frameSize } from '../../src/video/frame.js';
+import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
+import { decodeErrors, decodeFrame, ffmpeg, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { multipartForm, useTestApp } from '../helpers/helpers.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { toneSpeech } from '../helpers/video-helpers.js';
+
+const FPS = 30;
+const speech = toneSpeech('One two three four five six seven eight nine ten', { wordSeconds: 0.3, gapSeconds: 0.1 });
+const size = frameSize('720p', '9:16');
+const dir = useTempDir('voxreel-motion-');
+const image = path.join(dir, 'scene.png');
+
+beforeAll(async () => {
+  // Detail everywhere (a moving test pattern's first frame), so that any shift or zoom shows in the pixels.
+  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=900x1400', '-frames:v', '1', image]);
+});
+
+async function render(name: string, options: Partial<RenderOptions>): Promise<{ file: string; rendered: RenderedVideo; frames: number }> {
+  const file = path.join(dir, `${name}.mp4`);
+  const rendered = await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'variable', output: file, ...options });
+  expect(await decodeErrors(file)).toBe('');
+  const video = (await probe(file)).streams.find((stream) => stream.codecType === 'video');
+  return { file, rendered, frames: Math.round((video?.duration ?? 0) * FPS) };
+}
+
+/** Peak signal-to-noise ratio of two RGB24 frames, in dB: above ~30 the same picture, under ~20 a different one. */
+function psnr(a: Buffer, b: Buffer): number {
+  let squares = 0;
+  for (let index = 0; index < a.length; index += 1) squares += ((a[index] as number) - (b[index] as number)) ** 2;
+  const mse = squares / a.length;
+  return mse === 0 ? Infinity : 10 * Math.log10((255 * 255) / mse);
+}
+
+const moving = (motion: 'zoom-in' | 'zoom-out' | 'pan'): Background => ({ type: 'image', file: image, motion });
+
+describe('a moving background (Ken Burns)', () => {
+  it('zooms in from the whole image to its middle, zooms out the other way, and pans from the left edge to the right', async () => {
+    const still = await render('still', { background: { type: 'image', file: image } });
+    const zoomIn = await render('zoom-in', { background: moving('zoom-in') });
+    const zoomOut = await render('zoom-out', { background: moving('zoom-out') });
+    const pan = await render('pan', { background: moving('pan') });
+    expect(still.rendered.renderPath).toBe('spliced');
+    for (const video of [zoomIn, zoomOut, pan]) {
+      expect(video.rendered.renderPath).toBe('moving');
+      // A frame for every 1/fps although variable was asked: the picture changes in every one.
+      expect(video.frames).toBe(still.frames);
+      const [stream] = (await rawStreams(video.file)).filter((entry) => entry.codec_type === 'video');
+      expect(Number(stream?.nb_frames)).toBe(still.frames);
+    }
+    const last = still.frames - 1;
+    const frame = (video: { file: string }, index: number) => decodeFrame(video.file, index, FPS);
+    const stillFrame = await frame(still, 0);
+    // Zooming in starts on the whole image (the still's cover) and ends on its middle; zooming out is the reverse.
+    expect(psnr(await frame(zoomIn, 0), stillFrame)).toBeGreaterThan(28);
+    expect(psnr(await frame(zoomIn, last), stillFrame)).toBeLessThan(20);
+    expect(psnr(await frame(zoomOut, last), stillFrame)).toBeGreaterThan(28);
+    expect(psnr(await frame(zoomOut, 0), await frame(zoomIn, last))).toBeGreaterThan(28);
+    // Halfway, the pan shows the middle of the larger image: what the zoom ends on.
+    const panMiddle = await frame(pan, Math.round(last / 2));
+    expect(psnr(panMiddle, await frame(zoomIn, last))).toBeGreaterThan(25);
+    expect(psnr(await frame(pan, 0), await frame(pan, last))).toBeLessThan(20);
+    // And in between the picture moves on every frame, not in jumps.
+    const a = await frame(zoomIn, 10);
+    const b = await frame(zoomIn, 11);
+    expect(a.equals(b)).toBe(false);
+  });
+});
+
+describe('progress_bar', () => {
+  it('grows along the bottom edge with the video, in its colour, over the background', async () => {
+    const { file, frames, rendered } = await render('bar', { background: { type: 'color', color: '000000' }, progressBar: { colour: 'FF0000' } });
+    expect(rendered.renderPath).toBe('moving');
+    const { width, height } = size;
+    const redRun = (frame: Buffer, row: number) => {
+      let run = 0;
+      while (run < width) {
+        const offset = (row * width + run) * 3;
+        if ((frame[offset] as number) < 200 || (frame[offset + 1] as number) > 60) break;
+        run += 1;
+      }
+      return run;
+    };
+    for (const share of [0.25, 0.5, 0.9]) {
+      const index = Math.round(share * frames) - 1;
+      const picture = await decodeFrame(file, index, FPS);
+      expect(Math.abs(redRun(picture, height - 2) / width - (index + 1) / frames)).toBeLessThan(0.02);
+      // 0.8 % of the height: nothing of it above.
+      expect(redRun(picture, height - 14)).toBe(0);
+    }
+  });
+});
+
+describe('through POST /tts-video', () => {
+  const t = useTestApp();
+
+  it('takes background.motion and progress_bar, says renderPath moving and frameRate constant, and refuses an unknown motion', async () => {
+    const form = multipartForm([{ name: 'file', filename: 'scene.png', content: await import('node:fs/promises').then((fs) => fs.readFile(image)) }]);
+    const asset = await t.app.inject({ method: 'POST', url: '/assets', payload: form.payload, headers: form.headers });
+    expect(asset.statusCode, asset.body).toBe(201);
+    const { id } = asset.json<{ id: string }>();
+    const body = { text: 'A slow zoom with a bar.', voice: 'espeak-ng:en-us', resolution: '720p', aspect_ratio: '9:16', frame_rate: 'variable' };
+    const made = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: { image: id, motion: 'zoom-in' }, progress_bar: true } });
+    expect(made.statusCode, made.body).toBe(200);
+    expect(made.json<TtsVideoResponse>()).toMatchObject({ renderPath: 'moving', frameRate: 'constant' });
+    const plain = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: { image: id } } });
+    expect(plain.json<TtsVideoResponse>()).toMatchObject({ renderPath: 'spliced', frameRate: 'variable' });
+    const refused = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: { image: id, motion: 'spin' } } });
+    expect(refused.statusCode).toBe(400);
+  });
+});
