@@ -28,11 +28,12 @@ import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
 import { measureLooks, type LooksResult } from './looks.js';
+import { measureMoving, type MovingResult } from './moving.js';
 import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
+const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -41,6 +42,7 @@ const PLANS = {
     throughput: { levels: [1, 2, 4, 8], seconds: 15, rounds: 3 },
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
     looks: { runs: 5, seconds: 60 },
+    moving: { runs: 3, seconds: 60 },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
@@ -57,6 +59,7 @@ const PLANS = {
     throughput: { levels: [1, 2, 4, 8], seconds: 1, rounds: 1 },
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
     looks: { runs: 1, seconds: 60 },
+    moving: { runs: 1, seconds: 60 },
     speech: { voices: [VOICE], runs: 1 },
     // One slowest valid input, one run: a 200 on eSpeak NG, a 422 on Flite.
     worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
@@ -87,6 +90,7 @@ export interface Results {
   spawnCost: SpawnCost[];
   video: VideoRow[];
   looks: LooksResult | null;
+  moving: MovingResult | null;
   scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
   memory: MemoryResult | null;
   speech: SpeechResult | null;
@@ -128,6 +132,7 @@ async function main(): Promise<void> {
     spawnCost: [],
     video: [],
     looks: null,
+    moving: null,
     speech: null,
     worstCases: [],
     voices: null,
@@ -169,6 +174,9 @@ async function main(): Promise<void> {
     });
     await section('looks', 'issue 12: keyframes and loudness in the renderer; /tts-video with an image, bold captions and music', async () => {
       results.looks = await measureLooks(service, raw, { voice: VOICE, ...plan.looks, workDir });
+    });
+    await section('moving', 'issue 24: moving pictures (zoom, pan, progress bar) against a still one, with size and PSNR', async () => {
+      results.moving = await measureMoving(raw, { voice: VOICE, ...plan.moving, workDir });
     });
     await section('speech', '/v1/audio/speech, streamed', async () => {
       results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);

@@ -48,6 +48,8 @@ export interface RenderOptions extends ProcessLimits {
   channels?: Channels;
   /** A thin bar along the bottom edge that grows with the video, in this colour (RGB hex). */
   progressBar?: { colour: string };
+  /** The x264 options of the moving path in place of MOVING_X264 (the benchmark's slow reference of the same frames). */
+  movingX264?: readonly string[];
 }
 
 /**
@@ -89,7 +91,7 @@ const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x26
  * zooming 1080×1920 image: ultrafast 2.3 s for 10 s of video and 60 MB a minute, superfast 2.8 s and 31 MB,
  * veryfast 3.2 s and 13 MB (PSNR against a slow CRF 12 reference 52, 51 and 47 dB): veryfast, a file a fifth the size.
  */
-const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', BT709_VUI];
+export const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', BT709_VUI];
 
 /** The progress bar's height: 0.8 % of the frame's, in whole pairs of rows (yuv420p). */
 function barHeight(frameHeight: number): number {
@@ -142,7 +144,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     // A picture that changes in every frame has a frame for every 1/fps.
     frameRate: moving ? 'constant' : options.frameRate,
     picture: PICTURE,
-    x264: moving ? MOVING_X264 : PLAIN_X264,
+    x264: moving ? (options.movingX264 ?? MOVING_X264) : PLAIN_X264,
     workDir,
     keyframeInterval,
     totalFrames: options.captions?.frames ?? frameCount(options.speech, options.fps),
