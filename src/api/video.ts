@@ -45,6 +45,12 @@ export const TtsVideoRequest = Type.Object(
     caption_style: Type.Optional(CaptionStyle),
     caption_case: Type.Optional(CaptionCase),
     caption_outline: Type.Optional(CaptionOutline),
+    highlight_box: Type.Optional(
+      Type.Boolean({
+        description:
+          'A box in `highlight_color` behind the word being spoken, the word itself in `caption_color` (styles that light a word: karaoke, bold, pop; the subtitle style lights none).',
+      }),
+    ),
     caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the caption text; default white.' })),
     highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken; default "#FFD23F".' })),
     font: Type.Optional(CaptionFont),

@@ -197,7 +197,7 @@ export function videoJob(request: TtsVideoSpec) {
   const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform, progress_bar: progressBar = false } = request;
   const preset = platform && PLATFORMS[platform];
   const { resolution = preset?.resolution ?? '1080p', aspect_ratio = preset?.aspectRatio ?? '16:9' } = request;
-  const { caption_style, font, caption_color, highlight_color, position, font_size, caption_case, caption_outline } = request;
+  const { caption_style, font, caption_color, highlight_color, position, font_size, caption_case, caption_outline, highlight_box } = request;
   const look = {
     style: caption_style,
     family: font,
@@ -207,6 +207,7 @@ export function videoJob(request: TtsVideoSpec) {
     scale: font_size,
     textCase: caption_case,
     outline: caption_outline,
+    highlightBox: highlight_box,
     platform,
   };
   const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };

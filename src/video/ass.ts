@@ -107,10 +107,25 @@ interface Sizes {
   lit: number;
 }
 
-function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes): string {
+/** Override tags that start and end the word being spoken, besides its size. */
+interface LitTags {
+  open: string;
+  close: string;
+}
+
+/** The spoken word in the highlight colour; with a highlight box, in the text colour (the box is lit instead). */
+function litTags(look: Captions['look']): LitTags {
+  return look.highlightBox ? { open: '', close: '' } : { open: `\\1c${assColour(look.highlightColour)}&`, close: `\\1c${assColour(look.textColour)}&` };
+}
+
+/** The highlight box's event: every glyph invisible, boxes (border style 3) shown only around the spoken word. */
+const BOX_HIDDEN = '{\\1a&HFF&\\3a&HFF&\\4a&HFF&}';
+const BOX_LIT: LitTags = { open: '\\3a&H00&', close: '\\3a&HFF&' };
+
+function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes, litDrawn = litTags(captions.look)): string {
   const { look } = captions;
   const tags = (percent: number) => (sizes.lit === 100 && sizes.base === 100 ? '' : sizeTags(percent));
-  const highlighted = (drawn: string) => `{\\1c${assColour(look.highlightColour)}&${tags(sizes.lit)}}${drawn}{\\1c${assColour(look.textColour)}&${tags(sizes.base)}}`;
+  const highlighted = (drawn: string) => `{${litDrawn.open}${tags(sizes.lit)}}${drawn}{${litDrawn.close}${tags(sizes.base)}}`;
   /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
   const piece = (index: number, text: string, rightToLeft = false, prefix = '') => {
     const shown = shownText(text, look, captions.language);
@@ -123,9 +138,9 @@ function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont,
   return runs.map((run, index) => piece(run.piece, run.text, run.rightToLeft, RUN_SPLITS[index % 2])).join('');
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes): string {
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes, litDrawn?: LitTags): string {
   const start = sizes.base === 100 ? '' : `{${sizeTags(sizes.base)}}`;
-  return start + lines.map((line) => lineText(line, lit, font, captions, emoji, sizes)).join('\\N');
+  return start + lines.map((line) => lineText(line, lit, font, captions, emoji, sizes, litDrawn)).join('\\N');
 }
 
 /**
@@ -148,6 +163,12 @@ const PICTURE_PART = /[\p{Extended_Pictographic}\p{Regional_Indicator}\u20E3]/u;
 /** What stands where an emoji is in a line of an event: ASS drawing commands with their tags, by Twemoji name. */
 type EmojiDrawer = (name: string) => string;
 
+/** An invisible square where an emoji stands, as wide as layout measured it: what keeps every copy of a line laid out alike. */
+function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
+  const side = Math.round(font.emojiEms * fontSize * 8);
+  return () => `{\\p4\\pbo${Math.round(side * 0.12)}\\alpha&HFF&}${layerDrawing(undefined, side, Math.round(side * 0.06))}{\\p0\\alpha&H00&\\4a&H80&}`;
+}
+
 /**
  * Emoji are Twemoji pictures drawn as ASS drawings, one shape (its own colour and opacity) a drawing, so libass places
  * them: the caption's event holds an invisible square where each emoji stands, as wide as layout measured it
@@ -162,7 +183,7 @@ function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly Captio
   const inset = Math.round(side * 0.06);
   const pieces = lines.flat().filter((piece) => PICTURE_PART.test(piece.text));
   const names = new Set(pieces.flatMap((piece) => font.runs(piece.text).flatMap((run) => (run.emoji ? [run.emoji] : []))));
-  const blank: EmojiDrawer = () => `{${square}\\alpha&HFF&}${layerDrawing(undefined, side, inset)}{\\p0\\alpha&H00&\\4a&H80&}`;
+  const blank = blankEmoji(font, fontSize);
   const layers = Math.max(0, ...[...names].map((name) => twemojiLayers(name).length));
   const shape = (layer: number): EmojiDrawer => (name) => {
     const drawn = twemojiLayers(name)[layer];
@@ -214,12 +235,18 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
+  const highlightBox = look.highlightBox === true && STYLE_PRESETS[look.style].highlight;
+  // The box: border style 3 (an opaque box around each glyph run) in the highlight colour, padded by the outline's width.
+  const boxStyle = styleLine('Box', font, { ...look, outlineColour: look.highlightColour }, { fontSize: box.fontSize, outline: Math.max(2, box.outline), shadow: 0, borderStyle: 3 }, box, marginBottom);
   const events = captions.states.flatMap((state) => {
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
     if (boxed) return boxedEvents(times, lines, font, captions, canvas.height - marginBottom);
     const sizes = stateSizes(captions, lines, state.grow, font);
-    return emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`);
+    // With a highlight box, the box's event (the same text laid out alike, only the spoken word's box shown) goes under the rest.
+    const under = highlightBox ? [`Dialogue: 0,${times},Box,,0,0,0,,${BOX_HIDDEN}${dialogueText(lines, state.word, font, captions, blankEmoji(font, box.fontSize), sizes, BOX_LIT)}`] : [];
+    const layerOffset = under.length;
+    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`)];
   });
   const title = captions.title ? titleEvents(captions, captions.title, font, canvas) : [];
   return [
@@ -235,6 +262,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
     `Style: ${style}`,
+    ...(highlightBox ? [`Style: ${boxStyle}`] : []),
     ...(captions.title ? [`Style: ${styleLine('Title', font, look, { fontSize: captions.title.fontSize, outline: titleOutline(captions.title), shadow: box.shadow }, box, 0)}`] : []),
     '',
     '[Events]',
@@ -246,14 +274,21 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
 }
 
 /** An ASS style line: the caption font and colours at a size, with an outline and a shadow. */
-function styleLine(name: string, font: CaptionFont, look: Captions['look'], drawn: { fontSize: number; outline: number; shadow: number }, box: Captions['box'], marginBottom: number): string {
+function styleLine(
+  name: string,
+  font: CaptionFont,
+  look: Captions['look'] & { outlineColour?: string },
+  drawn: { fontSize: number; outline: number; shadow: number; borderStyle?: 1 | 3 },
+  box: Captions['box'],
+  marginBottom: number,
+): string {
   return [
     name,
     font.primary.family,
     drawn.fontSize,
     assColour(look.textColour),
     assColour(look.textColour),
-    assColour(CAPTION_COLOURS.outline),
+    assColour(look.outlineColour ?? CAPTION_COLOURS.outline),
     '&H80000000',
     font.primary.bold ? -1 : 0,
     0, // italic, underline, strike-out
@@ -263,7 +298,7 @@ function styleLine(name: string, font: CaptionFont, look: Captions['look'], draw
     100,
     0, // spacing, angle
     0,
-    1, // border style: outline + shadow (boxes are drawn: boxedEvents)
+    drawn.borderStyle ?? 1, // border style: 1 outline + shadow (the subtitle style's boxes are drawn: boxedEvents), 3 the highlight box
     drawn.outline,
     drawn.shadow,
     2, // alignment: bottom centre

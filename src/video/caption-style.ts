@@ -72,6 +72,8 @@ export interface CaptionLook {
   textCase: CaptionCase;
   /** Outline width, times the font size, in place of the style's own. */
   outline?: number;
+  /** A box in the highlight colour behind the word being spoken, the word itself in the text colour (styles that light a word). */
+  highlightBox?: boolean;
   /** The platform the video is for: its safe area (platforms.ts). */
   platform?: PlatformName;
 }

@@ -99,6 +99,44 @@ describe('pop captions', () => {
     await screenshot('pop-upper-9x16', file, settled.startFrame);
   });
 
+  it('draws a box in the highlight colour behind the spoken word only, the word in the text colour (highlight_box)', async () => {
+    const highlightPixels = (frame: Buffer, width: number) => {
+      let count = 0;
+      let [left, right] = [width, 0];
+      for (let offset = 0; offset + 2 < frame.length; offset += 3) {
+        const [r, g, b] = [frame[offset] as number, frame[offset + 1] as number, frame[offset + 2] as number];
+        if (Math.abs(r - 0xff) + Math.abs(g - 0xd2) + Math.abs(b - 0x3f) >= 60) continue;
+        count += 1;
+        const x = (offset / 3) % width;
+        [left, right] = [Math.min(left, x), Math.max(right, x)];
+      }
+      return { count, left, right };
+    };
+    for (const style of ['pop', 'karaoke'] as const) {
+      const plain = await render(`${style}-lit`, TEXT, { style });
+      const boxed = await render(`${style}-box`, TEXT, { style, highlightBox: true });
+      const words = (cue: number) => new Set(boxed.captions.cues[cue]?.lines.flat().map((piece) => piece.word)).size;
+      const state = boxed.captions.states.find((entry) => entry.grow === undefined && entry.startFrame > 30 && words(entry.cue) >= 3)!;
+      const { width } = boxed.captions.box;
+      const lit = highlightPixels(await decodeFrame(plain.file, state.startFrame, FPS), width);
+      const withBox = highlightPixels(await decodeFrame(boxed.file, state.startFrame, FPS), width);
+      // A filled box holds several times the pixels of the word's letters in the colour.
+      expect(withBox.count, style).toBeGreaterThan(lit.count * 2);
+      // Around the spoken word only: narrower than all the words of the caption.
+      const { box: drawn } = captionPixels(await decodeFrame(boxed.file, state.startFrame, FPS), width);
+      expect(withBox.right - withBox.left, style).toBeLessThan((drawn!.right - drawn!.left) * 0.8);
+      // The word drawn in the text colour on it: white pixels inside the box.
+      const frame = await decodeFrame(boxed.file, state.startFrame, FPS);
+      let white = 0;
+      for (let offset = 0; offset + 2 < frame.length; offset += 3) {
+        const x = (offset / 3) % width;
+        if (x > withBox.left && x < withBox.right && Math.min(frame[offset] as number, frame[offset + 1] as number, frame[offset + 2] as number) > 235) white += 1;
+      }
+      expect(white, style).toBeGreaterThan(200);
+      await screenshot(`${style}-highlight-box-9x16`, boxed.file, state.startFrame);
+    }
+  });
+
   it('shrinks a word too wide for the safe area to fit it', async () => {
     const text = 'Incomprehensibilities abound';
     const { file, captions } = await render('pop-long', text, { style: 'pop', textCase: 'upper' });
