@@ -259,7 +259,8 @@ function videoBackground() {
   if (kind === 'color') return $('background-colour').value;
   if (kind === 'gradient') return { gradient: [$('gradient-from').value, $('gradient-to').value], direction: $('gradient-direction').value };
   if (!uploads.image) throw new Error('Choose an image for the background first (it is uploaded with POST /assets).');
-  return { image: uploads.image.asset.id };
+  const motion = $('image-motion').value;
+  return motion ? { image: uploads.image.asset.id, motion } : { image: uploads.image.asset.id };
 }
 
 /** A platform sets the frame it posts (the fields stay editable, and what they say is sent). */
@@ -296,6 +297,8 @@ function videoRequest() {
   if ($('title').value.trim()) request.title = $('title').value.trim();
   if ($('caption-case').value !== 'as-written') request.caption_case = $('caption-case').value;
   if ($('caption-outline').dataset.unset !== 'true') request.caption_outline = Number($('caption-outline').value);
+  if ($('highlight-box').checked) request.highlight_box = true;
+  if ($('progress-bar').checked) request.progress_bar = true;
   if (uploads.music) request.music = { id: uploads.music.asset.id, volume: Number($('music-volume').value) };
   return request;
 }

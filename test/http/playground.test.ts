@@ -240,7 +240,7 @@ describe.skipIf(!available)('the playground in a real browser', () => {
     });
   });
 
-  it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline', async () => {
+  it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline, a highlight box and a progress bar', async () => {
     await onPage('creator', origin(), async (page) => {
       await chooseVoice(page, 'espeak-ng:en-us');
       await page.fill('#text', 'Made for phones.');
@@ -252,12 +252,16 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await page.fill('#title', 'Three facts');
       await page.fill('#caption-outline', '0.15');
       await page.dispatchEvent('#caption-outline', 'input');
+      await page.check('#highlight-box');
+      await page.check('#progress-bar');
       await inPage(page, `document.querySelector('#video').muted = true`);
       await page.click('#make-video');
       await waitUntil(page, '#video', 'currentTime', 0.3, 60_000);
       expect(await inPage(page, `[document.querySelector('#video').videoWidth, document.querySelector('#video').videoHeight]`)).toEqual([720, 1280]);
       const curl = (await page.textContent('#video-curl')) ?? '';
-      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15', '"title":"Three facts"']) expect(curl).toContain(field);
+      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15', '"title":"Three facts"', '"highlight_box":true', '"progress_bar":true']) {
+        expect(curl).toContain(field);
+      }
     });
   });
 
