@@ -160,12 +160,17 @@ async function speakText(engine: PiperEngine, voiceId: string, sentences: readon
 }
 
 /** Makes the virtual environment with piper-tts when it has none; resolves with its python. */
-export async function installPiperTts(venv = DEFAULT_VENV): Promise<string> {
+export function installPiperTts(venv = DEFAULT_VENV): Promise<string> {
+  return pythonWith(venv, PIPER_TTS_REQUIREMENT, 'piper');
+}
+
+/** The Python of a virtual environment at `venv` that can import `modules` (made, with `requirement` installed, when it cannot). */
+export async function pythonWith(venv: string, requirement: string, modules: string): Promise<string> {
   const python = path.join(venv, 'bin', 'python');
   const run = promisify(execFile);
-  if (existsSync(python) && (await run(python, ['-c', 'import piper']).then(() => true, () => false))) return python;
+  if (existsSync(python) && (await run(python, ['-c', `import ${modules}`]).then(() => true, () => false))) return python;
   await run('python3', ['-m', 'venv', venv]);
-  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', PIPER_TTS_REQUIREMENT], { timeout: 600_000 });
+  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', requirement], { timeout: 600_000 });
   return python;
 }
 

@@ -76,6 +76,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ...videoSection(results),
     ...looksSection(results),
     ...movingSection(results),
+    ...wyomingSection(results),
     ...memorySection(results),
     ...scalingSection(results),
     ...speechSection(results),
@@ -561,6 +562,31 @@ function movingSection(results: Results): string[] {
     `${moving.seconds} s of narration by \`${moving.voice}\`, constant 30 fps, over a 1920×1080 JPEG. A moving picture is encoded whole ` +
       'in one x264 pass at `veryfast` (renderPath `moving`); its PSNR is against the same frames encoded by x264 `slow` at CRF 12. ' +
       'The target for a moving picture is at most a quarter of real time (×0.25) and at least 38 dB.',
+    '',
+  ];
+}
+
+function wyomingSection(results: Results): string[] {
+  const wyoming = results.wyoming;
+  if (!wyoming) return [];
+  if (!wyoming.measured) return ['## Wyoming: voxreel against wyoming-piper', '', `Not measured: ${wyoming.reason}.`, ''];
+  return [
+    '## Wyoming: voxreel against wyoming-piper',
+    '',
+    table(
+      ['text', 'first audio-chunk, voxreel', 'first audio-chunk, wyoming-piper', 'audio-stop, voxreel', 'audio-stop, wyoming-piper'],
+      wyoming.rows.map((row) => [
+        `${row.text}: ${row.characters} characters, ${row.audioSeconds} s`,
+        spread(row.voxreel.firstMs),
+        spread(row.wyomingPiper.firstMs),
+        spread(row.voxreel.totalMs),
+        spread(row.wyomingPiper.totalMs),
+      ]),
+    ),
+    '',
+    `The same \`${wyoming.voice}\` model served by voxreel (\`WYOMING_PORT\`, the voice warm from start-up) and by PyPI's ` +
+      'wyoming-piper 2.5.2 (its own virtual environment), asked by the real client (PyPI wyoming, AsyncTcpClient) as Home Assistant ' +
+      'asks: a `synthesize` event, timed to the first `audio-chunk` and to `audio-stop`; the two servers alternate, one untimed round first.',
     '',
   ];
 }

@@ -29,11 +29,12 @@ import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from 
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
 import { measureLooks, type LooksResult } from './looks.js';
 import { measureMoving, type MovingResult } from './moving.js';
+import { compareWyoming, installWyomingPiper, type WyomingComparison } from './wyoming-compare.js';
 import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'worst-case', 'voices', 'scale', 'memory'] as const;
+const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -43,6 +44,7 @@ const PLANS = {
     video: { runs: 3, seconds: 60, cases: [PORTRAIT, LANDSCAPE], scalingSeconds: [15, 30, 120] },
     looks: { runs: 5, seconds: 60 },
     moving: { runs: 3, seconds: 60 },
+    wyoming: { runs: 5, seconds: 30 },
     speech: { voices: [VOICE, 'alloy', 'echo'], runs: 3 },
     worstCase: { runs: 3, voices: WORST_CASE_VOICES, inputs: WORST_INPUTS.map((input) => input.id) },
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
@@ -60,6 +62,7 @@ const PLANS = {
     video: { runs: 1, seconds: 15, cases: [PORTRAIT], scalingSeconds: [] },
     looks: { runs: 1, seconds: 60 },
     moving: { runs: 1, seconds: 60 },
+    wyoming: { runs: 1, seconds: 30 },
     speech: { voices: [VOICE], runs: 1 },
     // One slowest valid input, one run: a 200 on eSpeak NG, a 422 on Flite.
     worstCase: { runs: 1, voices: [VOICE, 'flite:slt'], inputs: ['one-word-sentences'] },
@@ -91,6 +94,7 @@ export interface Results {
   video: VideoRow[];
   looks: LooksResult | null;
   moving: MovingResult | null;
+  wyoming: WyomingComparison | null;
   scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
   memory: MemoryResult | null;
   speech: SpeechResult | null;
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
     video: [],
     looks: null,
     moving: null,
+    wyoming: null,
     speech: null,
     worstCases: [],
     voices: null,
@@ -180,6 +185,12 @@ async function main(): Promise<void> {
     });
     await section('speech', '/v1/audio/speech, streamed', async () => {
       results.speech = await measureSpeech(service, plan.speech.voices, plan.speech.runs);
+    });
+    await section('wyoming', "issue 25: voxreel's Wyoming server against wyoming-piper 2.5.2 on the same voice, by the real client", async () => {
+      results.wyoming = await installWyomingPiper().then(
+        (python) => compareWyoming({ python, ...plan.wyoming }),
+        (error: unknown): WyomingComparison => ({ measured: false, reason: `wyoming-piper could not be installed: ${String(error)}` }),
+      );
     });
     await section('worst-case', '/tts on the slowest 5000-character inputs, per engine', async () => {
       results.worstCases = await measureWorstCases(service, plan.worstCase);

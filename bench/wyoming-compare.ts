@@ -1,0 +1,161 @@
+/**
+ * voxreel's Wyoming server against PyPI's wyoming-piper 2.5.2 (how most Piper voices reach Home Assistant), serving
+ * the same en_US-joe-medium, measured by the real client (PyPI wyoming, AsyncTcpClient) as Home Assistant asks: a
+ * `synthesize` event, then the time to the first `audio-chunk` and to `audio-stop`, for a short and a long text,
+ * the two servers alternated, one untimed round first. wyoming-piper lives in a virtual environment of its own
+ * (installWyomingPiper); nothing of it ships in voxreel.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pythonWith } from './piper-compare.js';
+import { startService } from './service.js';
+import { round, timings, type Timings } from './stats.js';
+import { narrationOf } from './texts.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const VENV = '/tmp/wyoming-piper-venv';
+const REQUIREMENT = 'wyoming-piper==2.5.2';
+const VOICE = 'en_US-joe-medium';
+const SHORT_TEXT = 'Turning on the kitchen lights.';
+
+/** One JSON line in (host, port, voice, text), one out: seconds to the first audio chunk and to audio-stop. */
+const CLIENT = String.raw`
+import asyncio, json, sys, time
+from wyoming.audio import AudioChunk, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.tts import Synthesize, SynthesizeVoice
+async def once(ask):
+    async with AsyncTcpClient(ask["host"], ask["port"]) as client:
+        start = time.perf_counter()
+        await client.write_event(Synthesize(text=ask["text"], voice=SynthesizeVoice(name=ask["voice"])).event())
+        first, samples, rate = None, 0, 1
+        while True:
+            event = await asyncio.wait_for(client.read_event(), timeout=120)
+            if event is None:
+                raise RuntimeError("the server closed the connection")
+            if AudioChunk.is_type(event.type):
+                chunk = AudioChunk.from_event(event)
+                first = first if first is not None else time.perf_counter() - start
+                samples, rate = samples + chunk.samples, chunk.rate
+            elif AudioStop.is_type(event.type):
+                return {"firstSeconds": first, "seconds": time.perf_counter() - start, "audioSeconds": samples / rate}
+            elif event.type == "error":
+                raise RuntimeError(str(event.data))
+for line in sys.stdin:
+    print(json.dumps(asyncio.run(once(json.loads(line)))), flush=True)
+`;
+
+export interface WyomingRow {
+  text: 'short' | 'long';
+  characters: number;
+  audioSeconds: number;
+  voxreel: { firstMs: Timings; totalMs: Timings };
+  wyomingPiper: { firstMs: Timings; totalMs: Timings };
+}
+
+export type WyomingComparison = { measured: true; voice: string; rows: WyomingRow[] } | { measured: false; reason: string };
+
+/** The virtual environment with wyoming-piper (and with it piper-tts and the wyoming client); made when missing. */
+export function installWyomingPiper(venv = VENV): Promise<string> {
+  return pythonWith(venv, REQUIREMENT, 'wyoming_piper, wyoming');
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Resolves once something accepts connections on the port. */
+async function listening(port: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = new Socket();
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+      socket.connect(port, '127.0.0.1');
+    });
+    if (open) return;
+    if (Date.now() > until) throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+class Client {
+  private readonly lines: AsyncIterator<string>;
+
+  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  }
+
+  static start(python: string): Client {
+    return new Client(spawn(python, ['-c', CLIENT], { stdio: 'pipe' }));
+  }
+
+  async ask(port: number, voice: string, text: string): Promise<{ firstSeconds: number; seconds: number; audioSeconds: number }> {
+    this.child.stdin.write(`${JSON.stringify({ host: '127.0.0.1', port, voice, text })}\n`);
+    const line = await this.lines.next();
+    if (line.done) throw new Error('the Wyoming client stopped');
+    return JSON.parse(line.value) as { firstSeconds: number; seconds: number; audioSeconds: number };
+  }
+
+  stop(): void {
+    this.child.kill();
+  }
+}
+
+export async function compareWyoming(options: { python: string; runs: number; seconds: number }): Promise<WyomingComparison> {
+  const voicesDir = path.join(ROOT, 'voices');
+  if (!existsSync(path.join(voicesDir, `${VOICE}.onnx`))) return { measured: false, reason: `${VOICE} is not installed in ${voicesDir}` };
+  const [voxreelPort, piperPort] = [await freePort(), await freePort()];
+  const service = await startService({ WYOMING_PORT: String(voxreelPort), WARM_VOICE: `piper:${VOICE}` });
+  const wyomingPiper = spawn(options.python, ['-m', 'wyoming_piper', '--voice', VOICE, '--data-dir', voicesDir, '--uri', `tcp://127.0.0.1:${piperPort}`, '--local-files-only'], { stdio: 'ignore' });
+  const client = Client.start(options.python);
+  try {
+    await Promise.all([listening(voxreelPort, 60_000), listening(piperPort, 60_000)]);
+    const texts = { short: SHORT_TEXT, long: narrationOf(options.seconds) };
+    const sides = { voxreel: { port: voxreelPort, voice: `piper:${VOICE}` }, wyomingPiper: { port: piperPort, voice: VOICE } } as const;
+    const measured = { short: { voxreel: [] as Answer[], wyomingPiper: [] as Answer[] }, long: { voxreel: [] as Answer[], wyomingPiper: [] as Answer[] } };
+    for (let run = -1; run < options.runs; run += 1) {
+      for (const kind of ['short', 'long'] as const) {
+        // The sides alternate which goes first, so neither always follows the other's load.
+        const order = run % 2 === 0 ? (['voxreel', 'wyomingPiper'] as const) : (['wyomingPiper', 'voxreel'] as const);
+        for (const side of order) {
+          const answer = await client.ask(sides[side].port, sides[side].voice, texts[kind]);
+          if (run >= 0) measured[kind][side].push(answer);
+        }
+      }
+    }
+    const summary = (answers: Answer[]) => ({ firstMs: timings(answers.map((answer) => answer.firstSeconds * 1000)), totalMs: timings(answers.map((answer) => answer.seconds * 1000)) });
+    const rows = (['short', 'long'] as const).map((kind) => ({
+      text: kind,
+      characters: texts[kind].length,
+      audioSeconds: round(measured[kind].voxreel[0]?.audioSeconds ?? 0, 1),
+      voxreel: summary(measured[kind].voxreel),
+      wyomingPiper: summary(measured[kind].wyomingPiper),
+    }));
+    for (const row of rows) {
+      console.log(
+        `  Wyoming, ${row.text} text: first chunk voxreel ${row.voxreel.firstMs.p50} ms, wyoming-piper ${row.wyomingPiper.firstMs.p50} ms; ` +
+          `whole voxreel ${row.voxreel.totalMs.p50} ms, wyoming-piper ${row.wyomingPiper.totalMs.p50} ms`,
+      );
+    }
+    return { measured: true, voice: VOICE, rows };
+  } finally {
+    client.stop();
+    wyomingPiper.kill();
+    await service.stop();
+  }
+}
+
+type Answer = { firstSeconds: number; seconds: number; audioSeconds: number };
