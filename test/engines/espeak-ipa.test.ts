@@ -48,3 +48,12 @@ describe('spelling IPA in eSpeak NG phoneme names', () => {
     expect(Object.fromEntries(table)).toEqual({ æ: 'a', tʃ: 'tS', θ: 'T', ɑː: 'A' });
   });
 });
+
+describe('stress marks, moved before the vowel', () => {
+  it('moves each mark to the next vowel of its word, and drops one with no vowel left in the word', async () => {
+    const { stressOnVowels } = await import('../../src/engines/ipa-stress.js');
+    expect(stressOnVowels('ˈtʃɑːkləts')).toBe('tʃˈɑːkləts');
+    expect(stressOnVowels('ˌʌndəˈstænd')).toBe('ˌʌndəstˈænd');
+    expect(stressOnVowels('ˈst ɑː')).toBe('st ɑː');
+  });
+});

@@ -114,9 +114,12 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
     const chocolates = '<speak>I like <phoneme alphabet="ipa" ph="ˈtʃɑːkləts">apples</phoneme> a lot.</speak>';
     const voices = ['espeak-ng:en-us', ...(t.app.engines.findVoice('piper:en_US-joe-medium') ? ['piper:en_US-joe-medium'] : [])];
     for (const voice of voices) {
-      const said = await words(chocolates, voice);
-      expect(said, voice).toContain('chocolate');
-      expect(said, voice).not.toContain('apple');
+      // The neural voice's noise makes each reading differ: the most of its readings must say it.
+      const readings = READINGS[voice] ?? 1;
+      const heardAll: string[] = [];
+      for (let reading = 0; reading < readings; reading += 1) heardAll.push(await words(chocolates, voice));
+      const right = heardAll.filter((said) => said.includes('chocolate') && !said.includes('apple'));
+      expect(right.length, `${voice}: ${heardAll.join(' | ')}`).toBeGreaterThan(readings / 2);
     }
     const lexicon = `<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
       <lexeme><grapheme>apples</grapheme><phoneme>ˈtʃɑːkləts</phoneme></lexeme></lexicon>`;

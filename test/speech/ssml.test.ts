@@ -217,7 +217,7 @@ describe('SSML through POST /tts-video and POST /v1/audio/speech', () => {
 });
 
 describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
-  it('puts the IPA in place of the phonemes of the words in its span, labelled as the first of them', async () => {
+  it('puts the IPA in place of the phonemes of the words in its span, stress before the vowel, labelled as the first of them', async () => {
     const phonemizer = await Phonemizer.create();
     const text = 'I say tomato now.';
     const plain = phonemizer.phonemize(text, 'en-us');
@@ -225,7 +225,8 @@ describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
     const given = withPhonemes(plain, [{ start, end: start + 6, ipa: 'təˈmɑːtoʊ' }]);
     const said = (phonemized: typeof plain) => phonemized.sentences.map((sentence) => sentence.phonemes.join('')).join('');
     expect(said(plain)).toContain('təmˈeɪɾoʊ');
-    expect(said(given)).toContain('təˈmɑːtoʊ'.normalize('NFD'));
+    // Stress before the vowel, as eSpeak NG writes it and Piper's models learnt it (təˈmɑːtoʊ as written).
+    expect(said(given)).toContain('təmˈɑːtoʊ'.normalize('NFD'));
     expect(said(given)).not.toContain('meɪɾ');
     const tomato = plain.wordOffsets.indexOf(start);
     const labels = given.sentences.flatMap((sentence) => sentence.phonemes.flatMap((phoneme, index) => ('ɑː'.includes(phoneme) ? [sentence.wordOf[index]] : [])));

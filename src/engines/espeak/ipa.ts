@@ -2,6 +2,7 @@
 // phonemes differently, so the table is read from eSpeak itself: every candidate mnemonic is spoken alone and eSpeak's
 // phoneme event says which IPA it is (espeak-host.ts); the request's IPA is then spelled in the mnemonics it found.
 import { AppError } from '../../errors.js';
+import { stressOnVowels } from '../ipa-stress.js';
 
 /** Mnemonics eSpeak NG's phoneme tables use (single letters and symbols first: the shortest spelling of an IPA wins). */
 export const MNEMONIC_CANDIDATES: readonly string[] = [
@@ -39,8 +40,6 @@ const EQUIVALENTS: ReadonlyArray<readonly [string, readonly string[]]> = [
 
 /** Marks spelled as mnemonics of their own: primary and secondary stress, and a word break. */
 const MARKS: Readonly<Record<string, string>> = { ˈ: "'", ˌ: ',', ' ': ' ' };
-/** IPA that starts with a vowel (what a stress mark belongs to in eSpeak's spelling). */
-const VOWELS = /^[aeiouyæɑɒɔəɛɜɪʊʌɐɚɝᵻøœɤɯɨʉɵɘɞɶ]/u;
 /** What carries no sound of its own in a transcription: slashes and brackets around it, syllable dots, tie bars. */
 const IGNORED = /[/[\]().\u200D]|\u0361|\u035C/gu;
 
@@ -78,17 +77,14 @@ export class IpaSpeller {
 
   /** The IPA in eSpeak's mnemonics; 422 UNSUPPORTED_SSML naming the first symbol the voice has no phoneme for. */
   spell(ipa: string, voiceId: string): string {
-    const text = ipa.normalize('NFC').replace(/:/gu, 'ː').replace(IGNORED, '').replace(/\s+/gu, ' ').trim();
+    // eSpeak marks stress before the syllable's vowel, not before the syllable.
+    const text = stressOnVowels(ipa.normalize('NFC').replace(/:/gu, 'ː').replace(IGNORED, '').replace(/\s+/gu, ' ').trim());
     let spelled = '';
-    // IPA marks stress before the syllable, eSpeak before its vowel: a stress mark waits for the next vowel.
-    let stress = '';
     let at = 0;
     while (at < text.length) {
       const mark = MARKS[text[at] as string];
       if (mark !== undefined) {
-        // A stress mark with no vowel before the word ends has nothing to stress.
-        if (mark === ' ') spelled += mark;
-        stress = mark === ' ' ? '' : mark;
+        spelled += mark;
         at += 1;
         continue;
       }
@@ -101,12 +97,7 @@ export class IpaSpeller {
           message: `The IPA "${ipa}" has a symbol the voice ${voiceId} has no phoneme for: "${symbol}" (U+${(symbol.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}).`,
         });
       }
-      const ipaUnit = text.slice(at, at + length);
-      if (stress && VOWELS.test(ipaUnit)) {
-        spelled += stress;
-        stress = '';
-      }
-      spelled += this.byIpa.get(ipaUnit) as string;
+      spelled += this.byIpa.get(text.slice(at, at + length)) as string;
       at += length;
     }
     return spelled;
