@@ -1,4 +1,6 @@
 import { PassThrough, Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { Speech } from './speech.js';
 import { limitsOf, runProcess, type ProcessLimits } from '../media/process.js';
@@ -179,6 +181,13 @@ export class WarmEncoders {
 
   /** encodePcm into a stream, on the spare when one is ready. */
   encode(pcm: Readable, inputRate: number, options: PcmEncodeOptions & { output: Writable }): Promise<void> {
+    // Raw 16-bit PCM at the voice's own rate is what the speech already is: no encoder, and no ffmpeg between a
+    // sentence and its bytes (it held each stream's first bytes some 50 ms and its end as long: Wyoming, measured).
+    if (options.encoding === 'pcm' && options.speed === 1 && (options.sampleRate ?? inputRate) === inputRate) {
+      return pipeline(pcm, options.output, { signal: options.signal }).catch((error: unknown) => {
+        throw options.signal?.aborted ? abortError(options.signal.reason) : error;
+      });
+    }
     if (options.speed !== 1) return encodePcm(this.ffmpeg, pcm, inputRate, options);
     const key = `${options.encoding}/${inputRate}/${options.sampleRate ?? inputRate}`;
     const ready = this.spares.get(key);

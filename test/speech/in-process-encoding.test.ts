@@ -1,12 +1,12 @@
 import { ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EspeakEngine } from '../../src/engines/espeak/engine.js';
 import { AppError, cancelReason } from '../../src/errors.js';
 import { audioDuration } from '../../src/speech/audio-duration.js';
-import { encodePcm, encodeSpeech, type EncodeOptions } from '../../src/speech/audio-encoding.js';
+import { encodePcm, encodeSpeech, WarmEncoders, type EncodeOptions } from '../../src/speech/audio-encoding.js';
 import type { CodecSource } from '../../src/speech/encoders/codec.js';
 import { IN_PROCESS_MAX_SECONDS, prepareInProcessEncoding } from '../../src/speech/encoders/in-process.js';
 import { crc16, withInfoFrame } from '../../src/speech/encoders/mp3-info-frame.js';
@@ -170,6 +170,26 @@ describe('encodeSpeech without a process', () => {
     await encodePcm(ffmpeg, Readable.from([Buffer.from(blip.samples.buffer, blip.samples.byteOffset, blip.samples.byteLength)]), blip.sampleRate, { encoding: 'ogg', speed: 1, output: theirs });
     for (const written of [file, theirs]) expect(Math.abs((await decode(written)).length - blip.samples.length)).toBeLessThanOrEqual(256);
     expect(await audioDuration(file, 'ogg')).toBeCloseTo(blip.duration, 6);
+  });
+
+  it('streams raw PCM at the voice\'s own rate as it is, starting no ffmpeg (Wyoming, pcm formats); another rate still goes through one', async () => {
+    const encoders = new WarmEncoders(ffmpeg);
+    try {
+      const pcm = Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
+      const received: Buffer[] = [];
+      const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (received.push(chunk), done()) });
+      const before = spawns.mock.calls.length;
+      await encoders.encode(Readable.from([pcm]), speech.sampleRate, { encoding: 'pcm', speed: 1, output: sink });
+      expect(spawns.mock.calls.length - before).toBe(0);
+      expect(Buffer.concat(received).equals(pcm)).toBe(true);
+      const resampled: Buffer[] = [];
+      const other = new Writable({ write: (chunk: Buffer, _encoding, done) => (resampled.push(chunk), done()) });
+      await encoders.encode(Readable.from([pcm]), speech.sampleRate, { encoding: 'pcm', speed: 1, sampleRate: 16_000, output: other });
+      expect(spawns.mock.calls.length - before).toBeGreaterThan(0);
+      expect(Math.abs(Buffer.concat(resampled).length / 2 - (speech.samples.length * 16_000) / speech.sampleRate)).toBeLessThan(200);
+    } finally {
+      encoders.close();
+    }
   });
 
   it('gives a stream the bytes and ends it', async () => {
