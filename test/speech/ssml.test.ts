@@ -237,8 +237,15 @@ describe('SSML phoneme and IPA lexicon entries on a Piper voice', () => {
     const t = useTestApp();
     const piper = 'piper:en_US-joe-medium';
 
-    it('says a word as its <phoneme> IPA, timed as the written word', async () => {
+    it('says a word as its <phoneme> IPA, timed as the written word; a symbol the model lacks is refused, not left unsaid', async () => {
       await expectSaidAsPhonemes(t.app, piper);
+      // ʞ (a velar click) is not among this model's phonemes; a typed g is taken as IPA's ɡ.
+      const refused = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: '<speak><phoneme alphabet="ipa" ph="ʞa">one</phoneme></speak>', voice: piper } });
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json()).toMatchObject({ error: { code: 'UNSUPPORTED_SSML', field: 'text' } });
+      expect(refused.json().error.message).toContain('"ʞ" (U+029E)');
+      const typed = await t.app.inject({ method: 'POST', url: '/tts', payload: { text: '<speak><phoneme alphabet="ipa" ph="ɡoʊ gɛt">one</phoneme></speak>', voice: piper } });
+      expect(typed.statusCode, typed.body).toBe(200);
     });
 
     it("says an IPA lexicon entry on Piper voices, and leaves it out for engines that take no phonemes (Flite)", async () => {

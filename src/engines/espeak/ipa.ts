@@ -1,8 +1,7 @@
 // IPA → eSpeak NG's own phoneme mnemonics (what it reads between [[ and ]]). Each language's phoneme table names its
 // phonemes differently, so the table is read from eSpeak itself: every candidate mnemonic is spoken alone and eSpeak's
 // phoneme event says which IPA it is (espeak-host.ts); the request's IPA is then spelled in the mnemonics it found.
-import { AppError } from '../../errors.js';
-import { stressOnVowels } from '../ipa-stress.js';
+import { spokenIpa, unspeakableIpa } from '../ipa-stress.js';
 
 /** Mnemonics eSpeak NG's phoneme tables use (single letters and symbols first: the shortest spelling of an IPA wins). */
 export const MNEMONIC_CANDIDATES: readonly string[] = [
@@ -40,8 +39,6 @@ const EQUIVALENTS: ReadonlyArray<readonly [string, readonly string[]]> = [
 
 /** Marks spelled as mnemonics of their own: primary and secondary stress, and a word break. */
 const MARKS: Readonly<Record<string, string>> = { ˈ: "'", ˌ: ',', ' ': ' ' };
-/** What carries no sound of its own in a transcription: slashes and brackets around it, syllable dots, tie bars. */
-const IGNORED = /[/[\]().\u200D]|\u0361|\u035C/gu;
 
 /** A voice's IPA → mnemonic pairs, as eSpeak reported them. */
 export type PhonemeTable = ReadonlyArray<readonly [string, string]>;
@@ -77,8 +74,8 @@ export class IpaSpeller {
 
   /** The IPA in eSpeak's mnemonics; 422 UNSUPPORTED_SSML naming the first symbol the voice has no phoneme for. */
   spell(ipa: string, voiceId: string): string {
-    // eSpeak marks stress before the syllable's vowel, not before the syllable.
-    const text = stressOnVowels(ipa.normalize('NFC').replace(/:/gu, 'ː').replace(IGNORED, '').replace(/\s+/gu, ' ').trim());
+    // eSpeak marks stress before the syllable's vowel, not before the syllable (spokenIpa moves it there).
+    const text = spokenIpa(ipa);
     let spelled = '';
     let at = 0;
     while (at < text.length) {
@@ -90,13 +87,7 @@ export class IpaSpeller {
       }
       let length = Math.min(this.longest, text.length - at);
       while (length > 0 && !this.byIpa.has(text.slice(at, at + length))) length -= 1;
-      if (length === 0) {
-        const symbol = String.fromCodePoint(text.codePointAt(at) as number);
-        throw new AppError('UNSUPPORTED_SSML', {
-          field: 'text',
-          message: `The IPA "${ipa}" has a symbol the voice ${voiceId} has no phoneme for: "${symbol}" (U+${(symbol.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}).`,
-        });
-      }
+      if (length === 0) throw unspeakableIpa(ipa, String.fromCodePoint(text.codePointAt(at) as number), voiceId);
       spelled += this.byIpa.get(text.slice(at, at + length)) as string;
       at += length;
     }

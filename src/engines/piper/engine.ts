@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { spokenIpa, unspeakableIpa } from '../ipa-stress.js';
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
@@ -120,6 +121,7 @@ export class PiperEngine implements Engine {
     const speed = options.speed ?? 1;
     if (!(speed > 0 && Number.isFinite(speed))) throw new AppError('VALIDATION_ERROR', { field: 'speed', message: 'speed must be a positive number.' });
     const source = sanitizeText(text);
+    for (const span of options.phonemes ?? []) assertSpeakableIpa(span.ipa, choice.model.phonemeIds, voiceId);
     const job: PiperJob = {
       kind: 'synthesize',
       ticket: this.nextTicket++,
@@ -154,5 +156,15 @@ export class PiperEngine implements Engine {
   /** PIDs of the engine's child processes (diagnostics, tests): one, and any being replaced. */
   pids(): number[] {
     return this.host.pids();
+  }
+}
+
+/**
+ * 422 UNSUPPORTED_SSML naming the first symbol of the IPA the model has no id for (Piper would leave it out unsaid),
+ * as the model takes it (spokenIpa, then decomposed as Piper maps it).
+ */
+function assertSpeakableIpa(ipa: string, phonemeIds: Record<string, number[]>, voiceId: string): void {
+  for (const symbol of spokenIpa(ipa).normalize('NFD')) {
+    if (!phonemeIds[symbol]) throw unspeakableIpa(ipa, symbol, voiceId);
   }
 }

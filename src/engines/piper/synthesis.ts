@@ -2,7 +2,7 @@
 import type { Inference, Scales } from './model.js';
 import { PAUSES, type PhonemizedText, type Phonemizer } from './phonemizer.js';
 import type { PhonemeSpan } from '../types.js';
-import { stressOnVowels } from '../ipa-stress.js';
+import { spokenIpa } from '../ipa-stress.js';
 import type { PiperModelSpec, SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
 import { concatSamples } from '../wav.js';
@@ -177,7 +177,7 @@ export function withPhonemes(phonemized: PhonemizedText, spans: readonly Phoneme
         wordOf.push(word);
       } else if (!placed.has(span)) {
         placed.add(span);
-        for (const ipa of stressOnVowels(span.ipa).normalize('NFD')) {
+        for (const ipa of spokenIpa(span.ipa).normalize('NFD')) {
           phonemes.push(ipa);
           wordOf.push(word);
         }
