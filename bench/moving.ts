@@ -37,9 +37,10 @@ const REFERENCE_X264 = ['-c:v', 'libx264', '-preset', 'slow', '-crf', '12', '-bf
 
 export async function measureMoving(raw: RawPipeline, options: { voice: string; seconds: number; runs: number; workDir: string }): Promise<MovingResult> {
   const { voice, seconds, runs, workDir } = options;
-  const speech = await raw.speak(narrationOf(seconds), voice);
+  const text = narrationOf(seconds);
+  const speech = await raw.speak(text, voice);
   const size = frameSize('1080p', '9:16');
-  const captions = layoutCaptions({ text: speech.text ?? narrationOf(seconds), speech, size, aspectRatio: '9:16', fps: FPS, look: { style: 'pop' } });
+  const captions = layoutCaptions({ text, speech, size, aspectRatio: '9:16', fps: FPS, look: { style: 'pop' } });
   const ffmpeg = new Ffmpeg(resolveMediaTools());
   const image = path.join(workDir, 'moving-background.jpg');
   await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=s=1920x1080', '-frames:v', '1', '-q:v', '3', image], { timeoutMs: 60_000 });

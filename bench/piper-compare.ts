@@ -9,16 +9,15 @@
  * piper-tts ships nothing into voxreel: it lives in a virtual environment of its own, which `--install` (or
  * installPiperTts()) makes when it is missing: python3 -m venv /tmp/piper-venv && /tmp/piper-venv/bin/pip install 'piper-tts==1.8.*'
  */
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { PiperEngine } from '../src/engines/piper/engine.js';
 import { splitSentences } from '../src/speech/sentences.js';
+import { pythonWith, PythonLines } from './python.js';
 import { median, round, timings, type Timings } from './stats.js';
 import { narrationOf, textOf } from './texts.js';
 
@@ -96,33 +95,20 @@ interface PythonAnswer {
   rssKb: number;
 }
 
+/** piper-tts in its Python process, the voice loaded: a text in, its times out. */
 class PiperTts {
-  private readonly lines: AsyncIterator<string>;
-
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  }
+  private constructor(private readonly lines: PythonLines) {}
 
   static async start(python: string, model: string): Promise<PiperTts> {
-    const child = spawn(python, ['-c', PIPER_TTS, model], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
-    const tts = new PiperTts(child);
-    const ready = await tts.lines.next();
-    if (ready.done) throw new Error(`piper-tts did not start: ${stderr.trim() || 'no output'}`);
-    return tts;
+    return new PiperTts(await PythonLines.start(python, PIPER_TTS, [model], { name: 'piper-tts', ready: true }));
   }
 
-  async speak(text: string): Promise<PythonAnswer> {
-    this.child.stdin.write(`${JSON.stringify({ text })}\n`);
-    const line = await this.lines.next();
-    if (line.done) throw new Error('piper-tts exited');
-    return JSON.parse(line.value) as PythonAnswer;
+  speak(text: string): Promise<PythonAnswer> {
+    return this.lines.ask<PythonAnswer>({ text });
   }
 
   close(): void {
-    this.child.stdin.end();
-    this.child.kill();
+    this.lines.close();
   }
 }
 
@@ -162,16 +148,6 @@ async function speakText(engine: PiperEngine, voiceId: string, sentences: readon
 /** Makes the virtual environment with piper-tts when it has none; resolves with its python. */
 export function installPiperTts(venv = DEFAULT_VENV): Promise<string> {
   return pythonWith(venv, PIPER_TTS_REQUIREMENT, 'piper');
-}
-
-/** The Python of a virtual environment at `venv` that can import `modules` (made, with `requirement` installed, when it cannot). */
-export async function pythonWith(venv: string, requirement: string, modules: string): Promise<string> {
-  const python = path.join(venv, 'bin', 'python');
-  const run = promisify(execFile);
-  if (existsSync(python) && (await run(python, ['-c', `import ${modules}`]).then(() => true, () => false))) return python;
-  await run('python3', ['-m', 'venv', venv]);
-  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', requirement], { timeout: 600_000 });
-  return python;
 }
 
 /** Runs the comparison; `measured: false` with the reason when piper-tts or the voice is missing. */

@@ -5,13 +5,13 @@
  * the two servers alternated, one untimed round first. wyoming-piper lives in a virtual environment of its own
  * (installWyomingPiper); nothing of it ships in voxreel.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pythonWith } from './piper-compare.js';
+import { freePort } from '../test/helpers/redis-server.js';
+import { pythonWith, PythonLines } from './python.js';
 import { startService } from './service.js';
 import { round, timings, type Timings } from './stats.js';
 import { narrationOf } from './texts.js';
@@ -64,14 +64,6 @@ export function installWyomingPiper(venv = VENV): Promise<string> {
   return pythonWith(venv, REQUIREMENT, 'wyoming_piper, wyoming');
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** Resolves once something accepts connections on the port. */
 async function listening(port: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -91,36 +83,13 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-class Client {
-  private readonly lines: AsyncIterator<string>;
-
-  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  }
-
-  static start(python: string): Client {
-    return new Client(spawn(python, ['-c', CLIENT], { stdio: 'pipe' }));
-  }
-
-  async ask(port: number, voice: string, text: string): Promise<{ firstSeconds: number; seconds: number; audioSeconds: number }> {
-    this.child.stdin.write(`${JSON.stringify({ host: '127.0.0.1', port, voice, text })}\n`);
-    const line = await this.lines.next();
-    if (line.done) throw new Error('the Wyoming client stopped');
-    return JSON.parse(line.value) as { firstSeconds: number; seconds: number; audioSeconds: number };
-  }
-
-  stop(): void {
-    this.child.kill();
-  }
-}
-
 export async function compareWyoming(options: { python: string; runs: number; seconds: number }): Promise<WyomingComparison> {
   const voicesDir = path.join(ROOT, 'voices');
   if (!existsSync(path.join(voicesDir, `${VOICE}.onnx`))) return { measured: false, reason: `${VOICE} is not installed in ${voicesDir}` };
   const [voxreelPort, piperPort] = [await freePort(), await freePort()];
   const service = await startService({ WYOMING_PORT: String(voxreelPort), WARM_VOICE: `piper:${VOICE}` });
   const wyomingPiper = spawn(options.python, ['-m', 'wyoming_piper', '--voice', VOICE, '--data-dir', voicesDir, '--uri', `tcp://127.0.0.1:${piperPort}`, '--local-files-only'], { stdio: 'ignore' });
-  const client = Client.start(options.python);
+  const client = await PythonLines.start(options.python, CLIENT, [], { name: 'the Wyoming client' });
   try {
     await Promise.all([listening(voxreelPort, 60_000), listening(piperPort, 60_000)]);
     const texts = { short: SHORT_TEXT, long: narrationOf(options.seconds) };
@@ -131,7 +100,7 @@ export async function compareWyoming(options: { python: string; runs: number; se
         // The sides alternate which goes first, so neither always follows the other's load.
         const order = run % 2 === 0 ? (['voxreel', 'wyomingPiper'] as const) : (['wyomingPiper', 'voxreel'] as const);
         for (const side of order) {
-          const answer = await client.ask(sides[side].port, sides[side].voice, texts[kind]);
+          const answer = await client.ask<Answer>({ host: '127.0.0.1', port: sides[side].port, voice: sides[side].voice, text: texts[kind] });
           if (run >= 0) measured[kind][side].push(answer);
         }
       }
@@ -152,7 +121,7 @@ export async function compareWyoming(options: { python: string; runs: number; se
     }
     return { measured: true, voice: VOICE, rows };
   } finally {
-    client.stop();
+    client.close();
     wyomingPiper.kill();
     await service.stop();
   }

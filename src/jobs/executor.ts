@@ -149,7 +149,7 @@ export class JobExecutor {
       width: result.size.width,
       height: result.size.height,
       fps: job.fps,
-      frameRate: job.frameRate,
+      frameRate: result.frameRate,
       subtitles: job.subtitles,
       voice: job.voice,
       characters: result.characters,
@@ -211,10 +211,7 @@ export function videoJob(request: TtsVideoSpec) {
     platform,
   };
   const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };
-  // A picture that changes in every frame (a moving background, a progress bar) has a frame for every 1/fps.
-  const moving = progressBar || (typeof request.background === 'object' && 'motion' in request.background && request.background.motion !== undefined);
-  const frameRate = moving ? 'constant' : frame_rate;
-  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate, look, progressBar, ...(title ? { title } : {}) };
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, progressBar, ...(title ? { title } : {}) };
 }
 
 /** Seconds a title is shown unless asked otherwise. */

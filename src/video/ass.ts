@@ -163,10 +163,16 @@ const PICTURE_PART = /[\p{Extended_Pictographic}\p{Regional_Indicator}\u20E3]/u;
 /** What stands where an emoji is in a line of an event: ASS drawing commands with their tags, by Twemoji name. */
 type EmojiDrawer = (name: string) => string;
 
-/** An invisible square where an emoji stands, as wide as layout measured it: what keeps every copy of a line laid out alike. */
-function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
+/** The square an emoji is drawn in, as wide as layout measured it (font.ts emojiEms), in drawing units of 1/8 pixel (\p4), a little below the baseline. */
+function emojiSquare(font: CaptionFont, fontSize: number): { side: number; square: string; inset: number } {
   const side = Math.round(font.emojiEms * fontSize * 8);
-  return () => `{\\p4\\pbo${Math.round(side * 0.12)}\\alpha&HFF&}${layerDrawing(undefined, side, Math.round(side * 0.06))}{\\p0\\alpha&H00&\\4a&H80&}`;
+  return { side, square: `\\p4\\pbo${Math.round(side * 0.12)}`, inset: Math.round(side * 0.06) };
+}
+
+/** An invisible square where an emoji stands: what keeps every copy of a line laid out alike. */
+function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
+  const { side, square, inset } = emojiSquare(font, fontSize);
+  return () => `{${square}\\alpha&HFF&}${layerDrawing(undefined, side, inset)}{\\p0\\alpha&H00&\\4a&H80&}`;
 }
 
 /**
@@ -177,10 +183,7 @@ function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
  * every style (a lit word's emoji grows with it). The square sits a little below the baseline, as emoji do.
  */
 function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly CaptionPiece[][], event: (layer: number, prefix: string, emoji: EmojiDrawer) => string) {
-  // Drawing units of 1/8 pixel (\p4).
-  const side = Math.round(font.emojiEms * fontSize * 8);
-  const square = `\\p4\\pbo${Math.round(side * 0.12)}`;
-  const inset = Math.round(side * 0.06);
+  const { side, square, inset } = emojiSquare(font, fontSize);
   const pieces = lines.flat().filter((piece) => PICTURE_PART.test(piece.text));
   const names = new Set(pieces.flatMap((piece) => font.runs(piece.text).flatMap((run) => (run.emoji ? [run.emoji] : []))));
   const blank = blankEmoji(font, fontSize);
@@ -235,16 +238,19 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
-  const highlightBox = look.highlightBox === true && STYLE_PRESETS[look.style].highlight;
-  // The box: border style 3 (an opaque box around each glyph run) in the highlight colour, padded by the outline's width.
-  const boxStyle = styleLine('Box', font, { ...look, outlineColour: look.highlightColour }, { fontSize: box.fontSize, outline: Math.max(2, box.outline), shadow: 0, borderStyle: 3 }, box, marginBottom);
+  // The highlight box: border style 3 (an opaque box around each glyph run) in the highlight colour, padded by the outline's width.
+  const boxStyle =
+    look.highlightBox === true && STYLE_PRESETS[look.style].highlight
+      ? styleLine('Box', font, { ...look, outlineColour: look.highlightColour }, { fontSize: box.fontSize, outline: Math.max(2, box.outline), shadow: 0, borderStyle: 3 }, box, marginBottom)
+      : undefined;
+  const blank = blankEmoji(font, box.fontSize);
   const events = captions.states.flatMap((state) => {
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
     if (boxed) return boxedEvents(times, lines, font, captions, canvas.height - marginBottom);
     const sizes = stateSizes(captions, lines, state.grow, font);
     // With a highlight box, the box's event (the same text laid out alike, only the spoken word's box shown) goes under the rest.
-    const under = highlightBox ? [`Dialogue: 0,${times},Box,,0,0,0,,${BOX_HIDDEN}${dialogueText(lines, state.word, font, captions, blankEmoji(font, box.fontSize), sizes, BOX_LIT)}`] : [];
+    const under = boxStyle ? [`Dialogue: 0,${times},Box,,0,0,0,,${BOX_HIDDEN}${dialogueText(lines, state.word, font, captions, blank, sizes, BOX_LIT)}`] : [];
     const layerOffset = under.length;
     return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`)];
   });
@@ -262,7 +268,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
     `Style: ${style}`,
-    ...(highlightBox ? [`Style: ${boxStyle}`] : []),
+    ...(boxStyle ? [`Style: ${boxStyle}`] : []),
     ...(captions.title ? [`Style: ${styleLine('Title', font, look, { fontSize: captions.title.fontSize, outline: titleOutline(captions.title), shadow: box.shadow }, box, 0)}`] : []),
     '',
     '[Events]',

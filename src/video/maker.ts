@@ -65,6 +65,8 @@ export interface VideoResult {
   characters: number;
   /** How the picture was encoded (render.ts). */
   renderPath: RenderPath;
+  /** The frame rate it has: the one asked for, but constant for a picture that moves. */
+  frameRate: FrameRate;
 }
 
 /** Text → narrated MP4 + WebVTT in storage, published together under one name or not at all. Knows nothing of HTTP. */
@@ -108,7 +110,6 @@ export class VideoMaker {
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
     // A title is drawn with the captions; without subtitles it is drawn alone.
     const drawn = request.subtitles ? captions : request.title ? { ...captions, cues: [], states: [] } : undefined;
-    let renderPath: RenderPath = 'spliced';
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -133,8 +134,7 @@ export class VideoMaker {
           progressBar: request.progressBar ? { colour: resolveLook(request.look).highlightColour } : undefined,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
-        renderPath = info.renderPath;
-        return info.duration;
+        return { duration: info.duration, renderPath: info.renderPath, frameRate: info.frameRate };
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
@@ -142,7 +142,8 @@ export class VideoMaker {
     onProgress?.(1);
     const [vtt] = published.companions;
     if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
-    return { video: published.file, captions: vtt, duration: published.produced, size, characters: (speech.text ?? request.text).length, renderPath };
+    const { duration, renderPath, frameRate } = published.produced;
+    return { video: published.file, captions: vtt, duration, size, characters: (speech.text ?? request.text).length, renderPath, frameRate };
   }
 }
 

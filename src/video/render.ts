@@ -59,10 +59,11 @@ export interface RenderOptions extends ProcessLimits {
  */
 export type RenderPath = 'spliced' | 'plain' | 'moving';
 
-export type RenderedVideo = MediaInfo & { renderPath: RenderPath };
+/** The file as ffprobe reads it, how its picture was encoded, and at what frame rate (a moving one is always constant). */
+export type RenderedVideo = MediaInfo & { renderPath: RenderPath; frameRate: FrameRate };
 
 /** A picture that changes in every frame: nothing to splice, every frame encoded. */
-export function isMovingPicture(options: Pick<RenderOptions, 'background' | 'progressBar'>): boolean {
+function isMovingPicture(options: Pick<RenderOptions, 'background' | 'progressBar'>): boolean {
   return isMoving(options.background) || options.progressBar !== undefined;
 }
 
@@ -91,7 +92,7 @@ const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x26
  * zooming 1080×1920 image: ultrafast 2.3 s for 10 s of video and 60 MB a minute, superfast 2.8 s and 31 MB,
  * veryfast 3.2 s and 13 MB (PSNR against a slow CRF 12 reference 52, 51 and 47 dB): veryfast, a file a fifth the size.
  */
-export const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', BT709_VUI];
+const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', BT709_VUI];
 
 /** The progress bar's height: 0.8 % of the frame's, in whole pairs of rows (yuv420p). */
 function barHeight(frameHeight: number): number {
@@ -185,7 +186,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       keepUnderCeiling(ffmpeg, soundtrack, peak, async () => {
         await mux(ffmpeg, job, encoded, audio);
         const info = await ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
-        return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain' };
+        return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain', frameRate: job.frameRate };
       });
     if (!picture.spliced) return await muxAndProbe(picture);
     return await checkSpliced(job, muxAndProbe(picture)).catch(async (error: unknown) => muxAndProbe(await plainInstead(error)));

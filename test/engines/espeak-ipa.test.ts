@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { buildPhonemeTable, IpaSpeller } from '../../src/engines/espeak/ipa.js';
+import { stressOnVowels } from '../../src/engines/spoken-ipa.js';
 
 const EN_US: [string, string][] = [
   ['æ', 'a'], ['b', 'b'], ['d', 'd'], ['ɡ', 'g'], ['k', 'k'], ['l', 'l'], ['m', 'm'], ['n', 'n'], ['r', 'r'], ['s', 's'], ['t', 't'], ['z', 'z'],
@@ -50,8 +51,7 @@ describe('spelling IPA in eSpeak NG phoneme names', () => {
 });
 
 describe('stress marks, moved before the vowel', () => {
-  it('moves each mark to the next vowel of its word, and drops one with no vowel left in the word', async () => {
-    const { stressOnVowels } = await import('../../src/engines/ipa-stress.js');
+  it('moves each mark to the next vowel of its word, and drops one with no vowel left in the word', () => {
     expect(stressOnVowels('ˈtʃɑːkləts')).toBe('tʃˈɑːkləts');
     expect(stressOnVowels('ˌʌndəˈstænd')).toBe('ˌʌndəstˈænd');
     expect(stressOnVowels('ˈst ɑː')).toBe('st ɑː');

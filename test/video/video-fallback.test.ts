@@ -5,7 +5,7 @@ import { composeStream, H264Error, splitNalUnits, type Splice } from '../../src/
 import { layoutCaptions } from '../../src/video/layout.js';
 import { pictureFrames } from '../../src/video/h264/index.js';
 import type { FrameRate } from '../../src/video/options.js';
-import { KEYFRAME_SECONDS, renderVideo } from '../../src/video/render.js';
+import { KEYFRAME_SECONDS, renderVideo, type RenderPath } from '../../src/video/render.js';
 import { ffmpeg, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { captionPixels, toneSpeech, type Box } from '../helpers/video-helpers.js';
@@ -31,11 +31,11 @@ const cutShort: Splice = (parts) => {
   return { ...composed, stream: composed.stream.subarray(0, cut) };
 };
 
-async function render(name: string, frameRate: FrameRate, splice?: Splice | false): Promise<{ file: string; warnings: unknown[] }> {
+async function render(name: string, frameRate: FrameRate, splice?: Splice | false): Promise<{ file: string; warnings: unknown[]; renderPath: RenderPath }> {
   const file = path.join(work, `${name}-${frameRate}.mp4`);
   const warnings: unknown[] = [];
-  await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate, captions, output: file, timeoutMs: 60_000, splice, onWarning: (_message, cause) => warnings.push(cause) });
-  return { file, warnings };
+  const { renderPath } = await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate, captions, output: file, timeoutMs: 60_000, splice, onWarning: (_message, cause) => warnings.push(cause) });
+  return { file, warnings, renderPath };
 }
 
 /** Frames worth looking at: before the first word, and the first and last of every caption state. */
@@ -96,6 +96,7 @@ describe('renderVideo falls back to the plain way when the splicer fails', () =>
     it(`${frameRate} rate: a refused splice, and a spliced video that fails its check, both give the same captions as the splicer`, async () => {
       const spliced = await render('spliced', frameRate);
       expect(spliced.warnings).toEqual([]);
+      expect(spliced.renderPath).toBe('spliced');
       const reference = await probe(spliced.file);
       const shown = reference.map(drawn);
       expect(shown[0]?.count).toBe(0);
@@ -111,6 +112,8 @@ describe('renderVideo falls back to the plain way when the splicer fails', () =>
         const plain = await render(name, frameRate, splice);
         expect(plain.warnings, name).toHaveLength(1);
         expect(plain.warnings[0], name).toBeInstanceOf(H264Error);
+        // The response says which path the video took.
+        expect(plain.renderPath, name).toBe('plain');
         await expectDeliverable(plain.file, frameRate);
         const frames = await probe(plain.file);
         frames.forEach((frame, index) => {
@@ -127,6 +130,7 @@ describe('renderVideo falls back to the plain way when the splicer fails', () =>
   it('renders the plain way straight away, without a warning, when told the splicer is broken', async () => {
     const plain = await render('told', 'variable', false);
     expect(plain.warnings).toEqual([]);
+    expect(plain.renderPath).toBe('plain');
     await expectDeliverable(plain.file, 'variable');
     expect((await probe(plain.file)).slice(1).every((frame) => drawn(frame).litCount > 50)).toBe(true);
   });

@@ -49,7 +49,7 @@ function phonemeTable(voice: string): EspeakResult {
     });
     return said;
   });
-  return { kind: 'phoneme-table', entries: entries.map(([ipa, mnemonic]) => [ipa, mnemonic]) };
+  return { kind: 'phoneme-table', entries };
 }
 
 function synthesize(voice: string, ssml: string): EspeakResult {

@@ -1,7 +1,7 @@
 // IPA → eSpeak NG's own phoneme mnemonics (what it reads between [[ and ]]). Each language's phoneme table names its
 // phonemes differently, so the table is read from eSpeak itself: every candidate mnemonic is spoken alone and eSpeak's
 // phoneme event says which IPA it is (espeak-host.ts); the request's IPA is then spelled in the mnemonics it found.
-import { spokenIpa, unspeakableIpa } from '../ipa-stress.js';
+import { spokenIpa, unspeakableIpa } from '../spoken-ipa.js';
 
 /** Mnemonics eSpeak NG's phoneme tables use (single letters and symbols first: the shortest spelling of an IPA wins). */
 export const MNEMONIC_CANDIDATES: readonly string[] = [
@@ -11,11 +11,10 @@ export const MNEMONIC_CANDIDATES: readonly string[] = [
 
 /**
  * Spellings of IPA a person writes that a table may not list as such: English IPA in its common forms (ɹ for r,
- * ɝ for ɜː, an unmarked ɑ or ɪ) and typographic variants (g for ɡ, tie bars, ligatures, : for ː).
+ * ɝ for ɜː, an unmarked ɑ or ɪ); typographic variants (a typed g, tie bars, : for ː) are spokenIpa's.
  */
 const EQUIVALENTS: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['ɡ', ['g']],
-  ['g', ['ɡ']],
   ['ɹ', ['r']],
   ['r', ['ɹ']],
   ['ɝ', ['ɜː', 'ɚ']],
@@ -41,7 +40,7 @@ const EQUIVALENTS: ReadonlyArray<readonly [string, readonly string[]]> = [
 const MARKS: Readonly<Record<string, string>> = { ˈ: "'", ˌ: ',', ' ': ' ' };
 
 /** A voice's IPA → mnemonic pairs, as eSpeak reported them. */
-export type PhonemeTable = ReadonlyArray<readonly [string, string]>;
+export type PhonemeTable = Array<[string, string]>;
 
 /**
  * The table from eSpeak's answer for each candidate: the IPA of the one phoneme it said (stress marks left out),

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { spokenIpa, unspeakableIpa } from '../ipa-stress.js';
+import { spokenIpa, unspeakableIpa } from '../spoken-ipa.js';
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
 import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';

@@ -2,7 +2,7 @@
 import type { Inference, Scales } from './model.js';
 import { PAUSES, type PhonemizedText, type Phonemizer } from './phonemizer.js';
 import type { PhonemeSpan } from '../types.js';
-import { spokenIpa } from '../ipa-stress.js';
+import { spokenIpa } from '../spoken-ipa.js';
 import type { PiperModelSpec, SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
 import { concatSamples } from '../wav.js';

@@ -1,10 +1,9 @@
+// IPA from SSML <phoneme> and lexicons as the engines that take it (Piper, eSpeak NG) want it. A person marks stress
+// before the syllable (ˈtʃɑːk); eSpeak NG, and so Piper's models trained on its phonemes, before its vowel (tʃˈɑːk).
 import { AppError } from '../errors.js';
 
-// IPA as a person writes it marks stress before the syllable (ˈtʃɑːk); eSpeak NG, and so Piper's models trained on its
-// phonemes, mark it before the syllable's vowel (tʃˈɑːk). Both engines that take IPA get it their way.
-
 /** A vowel of IPA: where a stress mark goes. */
-export const IPA_VOWEL = /[aeiouyæɑɒɔəɛɜɪʊʌɐɚɝᵻøœɤɯɨʉɵɘɞɶ]/u;
+const IPA_VOWEL = /[aeiouyæɑɒɔəɛɜɪʊʌɐɚɝᵻøœɤɯɨʉɵɘɞɶ]/u;
 
 const STRESS = /[ˈˌ]/u;
 
