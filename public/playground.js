@@ -209,26 +209,32 @@ $('speech-form').addEventListener('submit', (event) => {
 
 // Video: POST /tts-video with every option; images and music are uploaded first with POST /assets.
 
-const uploads = { image: undefined, music: undefined };
+const uploads = { image: undefined, music: undefined, scenes: undefined };
 
-/** Uploads the chosen file as soon as it is chosen, so that a refusal shows at once; the asset id waits for the video. */
+/**
+ * Uploads the chosen files as soon as they are chosen, so that a refusal shows at once; the asset ids wait for the
+ * video. A `multiple` input keeps a list, in the order chosen.
+ */
 function uploadOnChange(kind, input, status, error) {
   input.addEventListener('change', async () => {
     uploads[kind] = undefined;
     clearError(error);
-    const file = input.files?.[0];
-    if (!file) {
+    const files = [...(input.files ?? [])];
+    if (files.length === 0) {
       status.textContent = '';
       return;
     }
-    status.textContent = `Uploading ${file.name}…`;
-    const form = new FormData();
-    form.append('file', file);
+    status.textContent = `Uploading ${files.map((file) => file.name).join(', ')}…`;
     try {
-      const asset = await (await api('/assets', { method: 'POST', form })).json();
-      uploads[kind] = { asset, fileName: file.name };
-      const size = asset.width ? `${asset.width}×${asset.height}` : `${asset.duration.toFixed(1)} s`;
-      status.textContent = `Uploaded: ${asset.format}, ${size}, id ${asset.id}.`;
+      const uploaded = [];
+      for (const file of files) {
+        const form = new FormData();
+        form.append('file', file);
+        uploaded.push({ asset: await (await api('/assets', { method: 'POST', form })).json(), fileName: file.name });
+      }
+      uploads[kind] = input.multiple ? uploaded : uploaded[0];
+      const sizes = uploaded.map(({ asset }) => (asset.width ? `${asset.width}×${asset.height}` : `${asset.duration.toFixed(1)} s`));
+      status.textContent = `Uploaded: ${uploaded.map(({ asset }, index) => `${asset.format}, ${sizes[index]}, id ${asset.id}`).join('; ')}.`;
     } catch (failure) {
       status.textContent = '';
       showError(error, failure);
@@ -238,6 +244,7 @@ function uploadOnChange(kind, input, status, error) {
 }
 uploadOnChange('image', $('image-file'), $('image-status'), $('image-error'));
 uploadOnChange('music', $('music-file'), $('music-status'), $('music-error'));
+uploadOnChange('scenes', $('scene-files'), $('scene-status'), $('scene-error'));
 
 function backgroundKind() {
   return document.querySelector('input[name="background"]:checked').value;
@@ -300,12 +307,15 @@ function videoRequest() {
   if ($('highlight-box').checked) request.highlight_box = true;
   if ($('progress-bar').checked) request.progress_bar = true;
   if (uploads.music) request.music = { id: uploads.music.asset.id, volume: Number($('music-volume').value) };
+  // One image per sentence: the first from the start, the next as the second sentence starts, and so on.
+  if (uploads.scenes) request.scenes = uploads.scenes.map((upload, sentence) => ({ background: { image: upload.asset.id }, sentence }));
+  if ($('transition').value !== 'cut') request.transition = $('transition').value;
   return request;
 }
 
 function videoCurl(request) {
   const steps = [];
-  for (const upload of [uploads.image, uploads.music]) {
+  for (const upload of [uploads.image, uploads.music, ...(uploads.scenes ?? [])]) {
     if (upload && JSON.stringify(request).includes(upload.asset.id)) {
       steps.push(`# uploaded once, then named by its id (${upload.asset.id}):`, curlCommand('/assets', { file: upload.fileName }));
     }

@@ -8,6 +8,7 @@ export const ErrorTable = {
   INVALID_SSML: { status: 400, message: 'The SSML is malformed or uses what voxreel does not speak (docs/api.md, SSML).' },
   UNSUPPORTED_SSML: { status: 422, message: 'This voice cannot do what the SSML asks (docs/api.md, SSML, says which engine does what).' },
   OUTPUT_TOO_LONG: { status: 422, message: 'The text makes more audio than one request may; split it into several requests.' },
+  INVALID_SCENES: { status: 422, message: 'The scenes do not fit the narration: a sentence past its last one, or starts that do not rise (docs/api.md, POST /tts-video, Scenes).' },
   INVALID_ASSET: { status: 422, message: 'The file is damaged or truncated: it does not decode.' },
   INVALID_LEXICON: { status: 400, message: 'The pronunciation lexicon is not valid PLS 1.0.' },
   UNKNOWN_LEXICON: { status: 422, message: 'No lexicon of yours has this id; it may have been deleted (POST /lexicons uploads one).' },

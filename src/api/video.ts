@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, VideoResolution } from '../video/options.js';
+import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from '../video/options.js';
 import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
@@ -30,6 +30,8 @@ export const TtsVideoRequest = Type.Object(
     ),
     frame_rate: Type.Optional(FrameRate),
     background: Type.Optional(BackgroundOption),
+    scenes: Type.Optional(SceneList),
+    transition: Type.Optional(TransitionOption),
     progress_bar: Type.Optional(
       Type.Boolean({
         description:

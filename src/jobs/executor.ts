@@ -10,6 +10,7 @@ import type { VideoMaker } from '../video/maker.js';
 import { soundtrackChannels, type BackgroundOption } from '../video/options.js';
 import { PLATFORMS } from '../video/platforms.js';
 import { VIDEO_LOUDNESS } from '../video/soundtrack.js';
+import { checkSceneOrder, type SceneRequest } from '../video/scenes.js';
 import type { TtsResponse } from '../api/speech.js';
 import type { TtsVideoResponse } from '../api/video.js';
 import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
@@ -116,13 +117,14 @@ export class JobExecutor {
   private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome<'tts-video'>> {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
-    const { background, music } = await this.videoInputs(request, options.tenant);
+    const { background, scenes, music } = await this.videoInputs(request, options.tenant);
     const lexicons = await this.deps.lexicons.resolve(request.lexicons, options.tenant);
     const loudness = videoLoudness(request);
     const made = this.deps.maker.make({
       ...job,
       voice: resolved,
       background,
+      scenes,
       music,
       lexicons,
       loudness: loudness === false ? null : loudness,
@@ -159,12 +161,22 @@ export class JobExecutor {
     return { body, files: [result.video.key, result.captions.key] };
   }
 
-  /** The uploaded image and music a video uses, looked up (they may have expired since the request was checked). */
-  private async videoInputs(request: TtsVideoSpec, tenant: string): Promise<{ background?: Background; music?: { file: string; loudness?: number; volume?: number } }> {
-    const background = await backgroundOf(request.background, this.deps.assets, tenant);
-    const track = request.music && (await this.deps.assets.resolve(request.music.id, tenant, 'audio', 'music.id'));
+  /** The uploaded images and music a video uses, looked up (they may have expired since the request was checked). */
+  private async videoInputs(
+    request: TtsVideoSpec,
+    tenant: string,
+  ): Promise<{ background?: Background; scenes?: SceneRequest[]; music?: { file: string; loudness?: number; volume?: number } }> {
+    const { assets } = this.deps;
+    const background = await backgroundOf(request.background, assets, tenant, 'background');
+    if (request.scenes) checkSceneOrder(request.scenes);
+    const scenes =
+      request.scenes &&
+      (await Promise.all(
+        request.scenes.map(async ({ background: option, ...start }, index) => ({ ...start, background: (await backgroundOf(option, assets, tenant, `scenes[${index}].background`)) as Background })),
+      ));
+    const track = request.music && (await assets.resolve(request.music.id, tenant, 'audio', 'music.id'));
     const music = request.music && track ? { file: track.path, loudness: track.loudness, volume: request.music.volume } : undefined;
-    return { background, music };
+    return { background, scenes, music };
   }
 }
 
@@ -176,10 +188,10 @@ export function effectiveTts(request: TtsSpec) {
 
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */
 export function effectiveVideo(request: TtsVideoSpec) {
-  const { background, music } = request;
+  const { background, scenes, music } = request;
   const loudness = videoLoudness(request);
   const channels = soundtrackChannels(request.channels, music !== undefined);
-  return { ...videoJob(request), background, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels, ...lexiconsOf(request) };
+  return { ...videoJob(request), background, scenes, music: music && { id: music.id, volume: music.volume ?? null }, loudness, channels, ...lexiconsOf(request) };
 }
 
 /** The soundtrack's loudness target: the request's, else its platform's, else VIDEO_LOUDNESS; false keeps the voice's level. */
@@ -194,7 +206,7 @@ function lexiconsOf(request: { lexicons?: string[] }): { lexicons?: string[] } {
 
 /** A /tts-video request as the renderer takes it, with every default filled in. */
 export function videoJob(request: TtsVideoSpec) {
-  const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform, progress_bar: progressBar = false } = request;
+  const { text, text_type: textType, voice, subtitles = true, fps = 30, frame_rate = 'constant', platform, progress_bar: progressBar = false, transition = 'cut' } = request;
   const preset = platform && PLATFORMS[platform];
   const { resolution = preset?.resolution ?? '1080p', aspect_ratio = preset?.aspectRatio ?? '16:9' } = request;
   const { caption_style, font, caption_color, highlight_color, position, font_size, caption_case, caption_outline, highlight_box } = request;
@@ -211,7 +223,7 @@ export function videoJob(request: TtsVideoSpec) {
     platform,
   };
   const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };
-  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, progressBar, ...(title ? { title } : {}) };
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, progressBar, transition, ...(title ? { title } : {}) };
 }
 
 /** Seconds a title is shown unless asked otherwise. */
@@ -222,14 +234,14 @@ function hex(colour: string | undefined): string | undefined {
   return colour?.replace(/^#/, '').toUpperCase();
 }
 
-/** The request's background for the renderer; an image asset is looked up in the asset store. */
-async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore, tenant: string): Promise<Background | undefined> {
+/** The request's background (or a scene's, under `field`) for the renderer; an image asset is looked up in the asset store. */
+async function backgroundOf(option: BackgroundOption | undefined, assets: AssetStore, tenant: string, field: string): Promise<Background | undefined> {
   if (option === undefined) return undefined;
   if (typeof option === 'string') return { type: 'color', color: hex(option) as string };
   if ('gradient' in option) {
     const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
     return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
   }
-  const file = (await assets.resolve(option.image, tenant, 'image', 'background.image')).path;
+  const file = (await assets.resolve(option.image, tenant, 'image', `${field}.image`)).path;
   return { type: 'image', file, ...(option.motion ? { motion: option.motion } : {}) };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { ProcessLimits } from '../media/process.js';
 import type { FrameSize } from './frame.js';
-import type { PictureFilters } from './h264/index.js';
+import type { PictureLayer } from './h264/index.js';
 import { forBt601Drawing, rgbToYuv420 } from './colour.js';
 
 /** What fills the frame behind the captions. Colours are RGB hex without `#`. */
@@ -27,11 +27,8 @@ export function isMoving(background: Background | undefined): boolean {
 
 export type GradientDirection = 'vertical' | 'horizontal' | 'diagonal';
 
-/** The background's part of the picture filters: where frames come from and how a band of rows is cut from them. */
-export type BackgroundLayer = Pick<PictureFilters, 'input' | 'clock' | 'region' | 'flat'>;
-
 /** One colour: a 16×16 lavfi source scaled up without interpolation, so every pixel is exactly the colour. */
-export function colourLayer(rgb: string): BackgroundLayer {
+export function colourLayer(rgb: string): PictureLayer {
   return {
     // The colour source converts with BT.601 (see colour.ts).
     input: (fps) => ({ source: `color=c=0x${forBt601Drawing(rgb)}:s=16x16:r=${fps}`, options: ['-f', 'lavfi'] }),
@@ -44,7 +41,7 @@ export function colourLayer(rgb: string): BackgroundLayer {
  * A still full frame, made once as raw yuv420p with BT.709 coefficients: read once, repeated as the frames at `fps` (the `loop` filter holds the
  * one decoded frame; `-loop 1` would decode the file again for every frame), each encode cutting its rows.
  */
-function stillLayer(file: string, size: FrameSize): BackgroundLayer {
+function stillLayer(file: string, size: FrameSize): PictureLayer {
   return {
     input: (fps) => ({
       source: file,
@@ -60,7 +57,7 @@ function stillLayer(file: string, size: FrameSize): BackgroundLayer {
  * A still image larger than the frame (MOTION_ROOM), one raw frame, moved over for `frames` frames: zoompan makes
  * every frame of a zoom from that one, a pan crops a window that slides from the left edge to the right.
  */
-function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion: Motion, timing: VideoTiming): BackgroundLayer {
+function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion: Motion, timing: VideoTiming): PictureLayer {
   const last = Math.max(1, timing.frames - 1);
   const room = MOTION_ROOM - 1;
   const zoom = motion === 'zoom-in' ? `1+${room}*on/${last}` : `${MOTION_ROOM}-${room}*on/${last}`;
@@ -84,7 +81,7 @@ export interface VideoTiming {
   fps: number;
 }
 
-/** Makes what the background needs (a raw BT.709 frame for gradients and images) in `workDir` and gives its layer. */
+/** Makes what the background needs (a raw BT.709 frame for gradients and images) in `workDir` as `name` and gives its layer. */
 export async function prepareBackground(
   ffmpeg: Ffmpeg,
   background: Background,
@@ -92,9 +89,10 @@ export async function prepareBackground(
   workDir: string,
   limits: ProcessLimits,
   timing: VideoTiming,
-): Promise<BackgroundLayer> {
+  name = 'background',
+): Promise<PictureLayer> {
   if (background.type === 'color') return colourLayer(background.color);
-  const file = path.join(workDir, 'background.yuv');
+  const file = path.join(workDir, `${name}.yuv`);
   const motion = background.type === 'image' ? background.motion : undefined;
   const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);
   const prepared = motion ? { width: even(size.width), height: even(size.height) } : size;

@@ -10,6 +10,7 @@ import type { Synthesizer } from '../speech/synthesizer.js';
 import { writtenText, type TextType } from '../speech/read-script.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
+import { placeScenes, type SceneRequest, type Transition } from './scenes.js';
 import type { Channels, Music } from './soundtrack.js';
 import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
@@ -33,6 +34,10 @@ export interface VideoRequest {
   title?: { text: string; seconds: number };
   /** Behind the captions; the dark default colour where absent. */
   background?: Background;
+  /** Backgrounds in turn from a time or a sentence on (`background` before the first). */
+  scenes?: SceneRequest[];
+  /** How one scene gives way to the next; default a cut. */
+  transition?: Transition;
   /** A thin bar along the bottom that grows with the video, in the captions' highlight colour. */
   progressBar?: boolean;
   /** LUFS of the soundtrack; null keeps the voice's level; the renderer's default (-14) where absent. */
@@ -108,6 +113,7 @@ export class VideoMaker {
     );
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
+    const scenes = request.scenes && placeScenes(request.scenes, speech.sentences, request.fps, captions.frames);
     // A title is drawn with the captions; without subtitles it is drawn alone.
     const drawn = request.subtitles ? captions : request.title ? { ...captions, cues: [], states: [] } : undefined;
     const published = await publishFiles(
@@ -128,6 +134,8 @@ export class VideoMaker {
           scratch,
           keyframeSeconds,
           background: request.background,
+          scenes,
+          transition: request.transition,
           loudness: request.loudness,
           music: request.music,
           channels: request.channels,

@@ -3,6 +3,7 @@ import { CAPTION_CASES, CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from 
 import { PLATFORM_NAMES, PLATFORMS } from './platforms.js';
 import { CAPTION_FAMILIES } from './font.js';
 import { MOTIONS } from './background.js';
+import { CROSSFADE_SECONDS, MAX_SCENES, TRANSITIONS } from './scenes.js';
 
 export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
   description:
@@ -98,6 +99,44 @@ export const BackgroundOption = Type.Union(
   { description: 'Behind the captions: a colour ("#0F172A", the default), `{"gradient": ["#1E3A8A", "#DB2777"], "direction": "vertical"}`, or `{"image": "<asset id>"}`.' },
 );
 export type BackgroundOption = Static<typeof BackgroundOption>;
+
+export const SceneOption = Type.Union(
+  [
+    Type.Object(
+      {
+        background: BackgroundOption,
+        start: Type.Number({ minimum: 0, maximum: 3600, description: 'Seconds into the video where the scene starts (at the first frame at or after it).' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        background: BackgroundOption,
+        sentence: Type.Integer({ minimum: 0, maximum: 10_000, description: 'The scene starts as this sentence starts being spoken (0 is the first; as `marks` counts them).' }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: 'A background from a time or a sentence on, until the next scene.' },
+);
+export type SceneOption = Static<typeof SceneOption>;
+
+export const SceneList = Type.Array(SceneOption, {
+  minItems: 1,
+  maxItems: MAX_SCENES,
+  description:
+    'Backgrounds in turn, in the order shown: `{"background": …, "start": 12.5}` or `{"background": …, "sentence": 3}`. `background` is shown ' +
+    'before the first scene, if it starts later than 0. Still scenes keep the fast spliced path (each picture encoded once); a scene that ' +
+    'starts after the narration ends is left out.',
+});
+
+export const TransitionOption = Type.Union(
+  TRANSITIONS.map((transition) => Type.Literal(transition)),
+  {
+    default: 'cut',
+    description: `How one scene gives way to the next: \`cut\`, or \`crossfade\` (the next fades in over ${CROSSFADE_SECONDS} s; the picture then changes in those frames, so it is encoded whole: renderPath \`moving\`).`,
+  },
+);
 
 export const CaptionCase = Type.Union(
   CAPTION_CASES.map((textCase) => Type.Literal(textCase)),

@@ -7,11 +7,12 @@ import { ProcessError, type ProcessLimits } from '../media/process.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
-import { BT709_VUI, forceIdrOptions, H264Error, idrFrames, pictureFrames, splicePicture, type PictureFilters, type Splice } from './h264/index.js';
+import { BT709_VUI, forceIdrOptions, H264Error, idrFrames, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';
 import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
-import { colourLayer, isMoving, prepareBackground, type Background } from './background.js';
+import { colourLayer, prepareBackground, type Background } from './background.js';
+import { crossfadeFrames, sceneTimeline, scenesMove, type Scene, type Transition } from './scenes.js';
 import { forBt601Drawing } from './colour.js';
 import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
@@ -40,6 +41,10 @@ export interface RenderOptions extends ProcessLimits {
   keyframeSeconds?: number;
   /** Behind the captions; default the dark BACKGROUND_COLOUR. */
   background?: Background;
+  /** Backgrounds from their first frames on (rising), `background` before the first where it starts later than frame 0. */
+  scenes?: readonly Scene[];
+  /** How one scene gives way to the next; default `cut` (a cross-fade changes the picture in every frame of it: the moving path). */
+  transition?: Transition;
   /** Integrated loudness of the soundtrack in LUFS (VIDEO_LOUDNESS by default); null keeps the voice's own level. */
   loudness?: number | null;
   /** Music under the narration, ducked while it speaks. */
@@ -62,10 +67,7 @@ export type RenderPath = 'spliced' | 'plain' | 'moving';
 /** The file as ffprobe reads it, how its picture was encoded, and at what frame rate (a moving one is always constant). */
 export type RenderedVideo = MediaInfo & { renderPath: RenderPath; frameRate: FrameRate };
 
-/** A picture that changes in every frame: nothing to splice, every frame encoded. */
-function isMovingPicture(options: Pick<RenderOptions, 'background' | 'progressBar'>): boolean {
-  return isMoving(options.background) || options.progressBar !== undefined;
-}
+const DEFAULT_BACKGROUND: Background = { type: 'color', color: BACKGROUND_COLOUR };
 
 /** Players seek to the keyframe before the time asked and decode on from it: at most 2 s to decode. */
 export const KEYFRAME_SECONDS = 2;
@@ -101,6 +103,10 @@ function barHeight(frameHeight: number): number {
 
 interface PictureJob extends RenderOptions {
   picture: PictureFilters;
+  /** With scenes, each one's background layer from its first frame; `picture` is then the first's. */
+  layers?: PictureScene[];
+  /** Frames of each cross-fade into the next scene (crossfadeFrames); none for cuts. */
+  fades: readonly number[];
   /** The x264 options of the pass that encodes every frame. */
   x264: readonly string[];
   workDir: string;
@@ -138,7 +144,11 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     throw error;
   };
   const keyframeInterval = Math.max(1, Math.round((options.keyframeSeconds ?? KEYFRAME_SECONDS) * options.fps));
-  const moving = isMovingPicture(options);
+  const totalFrames = options.captions?.frames ?? frameCount(options.speech, options.fps);
+  const timeline = sceneTimeline(options.background ?? DEFAULT_BACKGROUND, options.scenes ?? []);
+  const transition = options.transition ?? 'cut';
+  // A picture that changes in every frame: nothing to splice, every frame encoded.
+  const moving = scenesMove(timeline, transition) || options.progressBar !== undefined;
   const job: PictureJob = {
     ...options,
     ...limits,
@@ -148,12 +158,21 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     x264: moving ? (options.movingX264 ?? MOVING_X264) : PLAIN_X264,
     workDir,
     keyframeInterval,
-    totalFrames: options.captions?.frames ?? frameCount(options.speech, options.fps),
+    totalFrames,
+    fades: transition === 'crossfade' ? crossfadeFrames(timeline, totalFrames, options.fps) : [],
   };
   const encodeWithBackground = async (encode: (job: PictureJob) => Promise<EncodedPicture>): Promise<EncodedPicture> => {
-    if (!options.background) return encode(job);
-    const timing = { frames: job.totalFrames, fps: options.fps };
-    job.picture = { ...PICTURE, ...(await prepareBackground(ffmpeg, options.background, options.size, workDir, limits, timing)) };
+    if (!options.background && timeline.length === 1) return encode(job);
+    // Each scene's layer is made for its own frames (a move spans its scene), and those of the cross-fade that ends it.
+    const layers = await Promise.all(
+      timeline.map(async (scene, index) => {
+        const frames = (timeline[index + 1]?.startFrame ?? totalFrames) - scene.startFrame + (job.fades[index] ?? 0);
+        const layer = await prepareBackground(ffmpeg, scene.background, options.size, workDir, limits, { frames, fps: options.fps }, `background-${index}`);
+        return { layer, start: scene.startFrame };
+      }),
+    );
+    job.picture = { ...PICTURE, ...layers[0]?.layer };
+    if (layers.length > 1) job.layers = layers;
     return encode(job);
   };
   const plainInstead = (error: unknown): Promise<EncodedPicture> => {
@@ -197,7 +216,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
 }
 
 async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
-  const { stream, frames } = await splicePicture(ffmpeg, { ...job, splice: job.splice || undefined });
+  const { stream, frames } = await splicePicture(ffmpeg, { ...job, scenes: job.layers, splice: job.splice || undefined });
   const file = path.join(job.workDir, 'video.h264');
   await writeFile(file, stream);
   return { file, frames, spliced: true };
@@ -211,27 +230,26 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enco
   const idr = idrFrames(job.totalFrames, job.keyframeInterval);
   const frames =
     job.frameRate === 'variable'
-      ? pictureFrames(job.captions ?? { frames: job.totalFrames, states: [] }, job.keyframeInterval)
+      ? [...new Set([...pictureFrames(job.captions ?? { frames: job.totalFrames, states: [] }, job.keyframeInterval), ...(job.layers ?? []).map((scene) => scene.start)])].sort((a, b) => a - b)
       : Array.from({ length: job.totalFrames }, (_, frame) => frame);
   const { picture } = job;
-  const chain = [
-    ...(picture.clock ? [picture.clock] : []),
-    `trim=end_frame=${job.totalFrames}`,
-    ...(job.frameRate === 'variable' ? [picture.select(frames)] : []),
-    picture.region(job.size.width, 0, job.size.height),
-  ];
+  const select = job.frameRate === 'variable' ? [picture.select(frames)] : [];
+  const inputs = job.layers ? job.layers.map((scene) => scene.layer.input(job.fps)) : [picture.input(job.fps)];
+  // One background: its frames cut to length and thinned before they are scaled. Scenes: each one's frames, then joined.
+  const chain = job.layers
+    ? [`${sceneGraph(job, job.layers)}settb=1/${job.fps},setpts=N`, ...select]
+    : [`[0:v]${picture.clock ? `${picture.clock},` : ''}trim=end_frame=${job.totalFrames}`, ...select, picture.region(job.size.width, 0, job.size.height)];
   if (job.captions) {
     const script = path.join(job.workDir, 'captions-plain.ass');
     await writeFile(script, assScript(job.captions));
     chain.push(picture.captions(script));
   }
-  const inputs = [picture.input(job.fps)];
-  let graph = `[0:v]${chain.join(',')}`;
+  let graph = chain.join(',');
   if (job.progressBar) {
     const { width, height } = job.size;
     // The colour source converts with BT.601 (see colour.ts).
     inputs.push({ source: `color=c=0x${forBt601Drawing(job.progressBar.colour)}:s=${width}x${barHeight(height)}:r=${job.fps}`, options: ['-f', 'lavfi'] });
-    graph += `[base];[1:v]format=yuv420p[bar];[base][bar]overlay=x='-w+w*(n+1)/${job.totalFrames}':y=H-h:eof_action=pass:shortest=1`;
+    graph += `[base];[${inputs.length - 1}:v]format=yuv420p[bar];[base][bar]overlay=x='-w+w*(n+1)/${job.totalFrames}':y=H-h:eof_action=pass:shortest=1`;
   }
   graph += `,${picture.output}[picture]`;
   const file = path.join(job.workDir, 'plain.h264');
@@ -245,6 +263,29 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enco
     killGraceMs: job.killGraceMs,
   });
   return { file, frames, spliced: false };
+}
+
+/**
+ * The scenes' backgrounds as one stream of full frames, up to the filter that joins them (the caller goes on from
+ * there): each scene's layer cut to its frames (and those of the cross-fade into the next), timed from 0, then one
+ * after the other (`concat`), or each faded into the next from its first frame (`xfade`, offset in the joined stream).
+ */
+function sceneGraph(job: PictureJob, layers: readonly PictureScene[]): string {
+  const { width, height } = job.size;
+  const rate = `settb=1/${job.fps},setpts=N`;
+  const segments = layers.map((scene, index) => {
+    const frames = (layers[index + 1]?.start ?? job.totalFrames) - scene.start + (job.fades[index] ?? 0);
+    const layer = { ...job.picture, ...scene.layer };
+    return `[${index}:v]${layer.clock ? `${layer.clock},` : ''}trim=end_frame=${frames},${layer.region(width, 0, height)},${rate}[scene${index}]`;
+  });
+  if (job.fades.length === 0) return `${segments.join(';')};${layers.map((_, index) => `[scene${index}]`).join('')}concat=n=${layers.length}:v=1:a=0,`;
+  const seconds = (frames: number) => (frames / job.fps).toFixed(6);
+  const fades = layers.slice(1).map((scene, index) => {
+    const from = index === 0 ? '[scene0]' : `[faded${index}]`;
+    const to = index === layers.length - 2 ? ',' : `[faded${index + 1}];`;
+    return `${from}[scene${index + 1}]xfade=transition=fade:duration=${seconds(job.fades[index] as number)}:offset=${seconds(scene.start)}${to}`;
+  });
+  return `${segments.join(';')};${fades.join('')}`;
 }
 
 /** Checks what the muxed spliced picture came out as: H.264 at the size, as long as the narration in whole frames. */

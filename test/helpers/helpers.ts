@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -108,4 +108,12 @@ export function multipartForm(parts: FormPart[]): { payload: Buffer; headers: Re
     payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
   };
+}
+
+/** Uploads a file with POST /assets (as the default client) and gives the new asset's id; anything but 201 fails the test. */
+export async function uploadAsset(app: FastifyInstance, file: string): Promise<string> {
+  const form = multipartForm([{ name: 'file', filename: path.basename(file), content: await readFile(file) }]);
+  const asset = await app.inject({ method: 'POST', url: '/assets', payload: form.payload, headers: form.headers });
+  expect(asset.statusCode, asset.body).toBe(201);
+  return asset.json<{ id: string }>().id;
 }

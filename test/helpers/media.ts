@@ -65,3 +65,15 @@ export async function frameHashes(file: string, { format, filter }: { format?: s
 export function ffmpegPids(processes: ProcessEntry[] = descendantsOf(process.pid)): number[] {
   return processesMatching(/^(\S*\/)?ffmpeg\s/, processes).map(({ pid }) => pid);
 }
+
+/** Presentation times of the sync samples (keyframes) of the video track, as ffprobe reads the MP4's index. */
+export async function keyframeTimes(file: string): Promise<number[]> {
+  const args = ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', file];
+  const { stdout } = await runProcess(ffmpeg.tools.ffprobe, args, { timeoutMs: 30_000 });
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .map((line) => line.split(','))
+    .filter(([, flags]) => flags?.startsWith('K'))
+    .map(([time]) => Number(time));
+}

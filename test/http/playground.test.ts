@@ -240,10 +240,12 @@ describe.skipIf(!available)('the playground in a real browser', () => {
     });
   });
 
-  it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline, a highlight box and a progress bar', async () => {
+  it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline, a highlight box, a progress bar, scenes', async () => {
+    const scenes = ['red', 'blue'].map((colour) => path.join(media, `scene-${colour}.png`));
+    await Promise.all(scenes.map((file, index) => runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=c=${['red', 'blue'][index]}:s=320x180`, '-frames:v', '1', file])));
     await onPage('creator', origin(), async (page) => {
       await chooseVoice(page, 'espeak-ng:en-us');
-      await page.fill('#text', 'Made for phones.');
+      await page.fill('#text', 'Made for phones. Watch it twice.');
       await page.selectOption('#platform', 'tiktok');
       expect(await inPage(page, `document.querySelector('#aspect-ratio').value`)).toBe('9:16');
       await page.selectOption('#resolution', '720p');
@@ -254,14 +256,20 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await page.dispatchEvent('#caption-outline', 'input');
       await page.check('#highlight-box');
       await page.check('#progress-bar');
+      await page.setInputFiles('#scene-files', scenes);
+      await waitUntil(page, '#scene-status', 'textContent', 'Uploaded');
+      await page.selectOption('#transition', 'crossfade');
       await inPage(page, `document.querySelector('#video').muted = true`);
       await page.click('#make-video');
       await waitUntil(page, '#video', 'currentTime', 0.3, 60_000);
       expect(await inPage(page, `[document.querySelector('#video').videoWidth, document.querySelector('#video').videoHeight]`)).toEqual([720, 1280]);
       const curl = (await page.textContent('#video-curl')) ?? '';
-      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15', '"title":"Three facts"', '"highlight_box":true', '"progress_bar":true']) {
+      for (const field of ['"platform":"tiktok"', '"caption_style":"pop"', '"caption_case":"upper"', '"caption_outline":0.15', '"title":"Three facts"', '"highlight_box":true', '"progress_bar":true', '"transition":"crossfade"']) {
         expect(curl).toContain(field);
       }
+      // One image from each sentence on, each uploaded first.
+      expect(curl).toMatch(/"scenes":\[\{"background":\{"image":"[\w-]{22}"\},"sentence":0\},\{"background":\{"image":"[\w-]{22}"\},"sentence":1\}\]/);
+      expect(curl).toContain("-F 'file=@scene-blue.png'");
     });
   });
 

@@ -1,6 +1,5 @@
 // Issue 24: pictures that move. An image background zoomed or panned over the whole video (Ken Burns) and a progress
 // bar along the bottom, encoded whole in one x264 pass (renderPath `moving`); frames decoded and compared.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TtsVideoResponse } from '../../src/api/video.js';
@@ -8,7 +7,7 @@ import type { Background } from '../../src/video/background.js';
 import { frameSize } from '../../src/video/frame.js';
 import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
 import { decodeErrors, decodeFrame, ffmpeg, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
-import { multipartForm, useTestApp } from '../helpers/helpers.js';
+import { uploadAsset, useTestApp } from '../helpers/helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { toneSpeech } from '../helpers/video-helpers.js';
 
@@ -104,10 +103,7 @@ describe('through POST /tts-video', () => {
   const t = useTestApp();
 
   it('takes background.motion and progress_bar, says renderPath moving and frameRate constant, and refuses an unknown motion', async () => {
-    const form = multipartForm([{ name: 'file', filename: 'scene.png', content: await readFile(image) }]);
-    const asset = await t.app.inject({ method: 'POST', url: '/assets', payload: form.payload, headers: form.headers });
-    expect(asset.statusCode, asset.body).toBe(201);
-    const { id } = asset.json<{ id: string }>();
+    const id = await uploadAsset(t.app, image);
     const body = { text: 'A slow zoom with a bar.', voice: 'espeak-ng:en-us', resolution: '720p', aspect_ratio: '9:16', frame_rate: 'variable' };
     const made = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: { image: id, motion: 'zoom-in' }, progress_bar: true } });
     expect(made.statusCode, made.body).toBe(200);

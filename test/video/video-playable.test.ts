@@ -6,8 +6,7 @@ import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import type { FrameRate } from '../../src/video/options.js';
 import { BACKGROUND_COLOUR, renderVideo } from '../../src/video/render.js';
-import { runProcess } from '../../src/media/process.js';
-import { decodeErrors, ffmpeg, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { decodeErrors, ffmpeg, keyframeTimes, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { toneSpeech } from '../helpers/video-helpers.js';
 
@@ -23,18 +22,6 @@ async function render(name: string, options: { frameRate?: FrameRate; keyframeSe
   const output = path.join(dir, `${name}.mp4`);
   await renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output, ...options });
   return output;
-}
-
-/** Presentation times of the sync samples (keyframes) of the video track, as ffprobe reads the MP4's index. */
-async function keyframeTimes(file: string): Promise<number[]> {
-  const args = ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', file];
-  const { stdout } = await runProcess(ffmpeg.tools.ffprobe, args, { timeoutMs: 30_000 });
-  return stdout
-    .toString('utf8')
-    .split('\n')
-    .map((line) => line.split(','))
-    .filter(([, flags]) => flags?.startsWith('K'))
-    .map(([time]) => Number(time));
 }
 
 async function decodesCleanly(file: string): Promise<void> {

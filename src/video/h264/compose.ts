@@ -75,6 +75,12 @@ export interface StreamParts {
   rate: 'constant' | 'variable';
   /** Frames from one IDR picture to the next; the band must have an IDR picture at each of them. Default: only frame 0. */
   keyframeInterval?: number;
+  /**
+   * idr_pic_id of the first IDR picture, 0 or 1: a stream that follows another (the next scene, see parts.ts) starts
+   * with the other value when the one before ended on an IDR picture, since two IDR pictures in a row must differ in
+   * it (7.4.3). Default 0.
+   */
+  firstIdrPicId?: number;
 }
 
 export interface ComposedStream {
@@ -82,6 +88,8 @@ export interface ComposedStream {
   stream: Buffer;
   /** The frame each picture of the stream stands at. */
   frames: number[];
+  /** The idr_pic_id a stream put after this one starts with (StreamParts.firstIdrPicId). */
+  nextIdrPicId: number;
 }
 
 /** B.1: a four-byte start code (zero_byte + start_code_prefix_one_3bytes) before every NAL unit. */
@@ -141,7 +149,7 @@ export function composeStream(parts: StreamParts): ComposedStream {
   if (!(interval >= 1)) throw new H264Error('The keyframe interval must be at least one frame');
   const keyframeSlices = new WrittenSlices();
   let next = 0;
-  let idrPictures = 0;
+  let idrPictures = parts.firstIdrPicId ?? 0;
   let sinceIdr = 0;
   for (let frame = 0; frame < parts.totalFrames; frame += 1) {
     const bandPicture = band && band.frames[next] === frame ? band.parsed.pictures[next++] : undefined;
@@ -175,5 +183,5 @@ export function composeStream(parts: StreamParts): ComposedStream {
     for (const [slice, rowShift] of slices) chunks.push(START_CODE, idr ? keyframeSlices.write(slice, placement, rowShift) : writeSlice(slice, placement, rowShift));
     frames.push(frame);
   }
-  return { stream: Buffer.concat(chunks), frames };
+  return { stream: Buffer.concat(chunks), frames, nextIdrPicId: idrPictures % 2 };
 }

@@ -8,5 +8,5 @@
 export { H264Error, splitNalUnits } from './bitstream.js';
 export { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 export { captionBand, type CaptionBand } from './band.js';
-export { BT709_VUI, X264_OPTIONS, encodePictureParts, forceIdrOptions, idrFrames, pictureFrames, splicePicture, type PictureFilters, type PictureParts, type Splice, type SpliceJob } from './parts.js';
+export { BT709_VUI, X264_OPTIONS, encodePictureParts, forceIdrOptions, idrFrames, pictureFrames, splicePicture, type PictureFilters, type PictureLayer, type PictureParts, type PictureScene, type Splice, type SpliceJob } from './parts.js';
 export { checkSplicing, SplicerCheck, type SpliceCheck, type SpliceCheckOptions } from './self-check.js';

@@ -7,7 +7,7 @@ import type { Captions } from '../captions.js';
 import type { FrameSize } from '../frame.js';
 import { keyFrames } from '../layout.js';
 import type { FrameRate } from '../options.js';
-import { captionBand, type CaptionBand } from './band.js';
+import { captionBand } from './band.js';
 import { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 
 /** E.2.1 VUI colour description: BT.709 primaries, transfer and matrix, as browsers assume for HD pictures. */
@@ -69,46 +69,80 @@ export interface PictureFilters {
   output: string;
 }
 
+/** The part of the picture filters a background gives: where frames come from and how a band of rows is cut from them. */
+export type PictureLayer = Pick<PictureFilters, 'input' | 'clock' | 'region' | 'flat'>;
+
+/** A still background from frame `start` to the next scene's start (or the end): one scene of a video. */
+export interface PictureScene {
+  layer: PictureLayer;
+  start: number;
+}
+
 export interface PartsJob extends ProcessLimits {
   size: FrameSize;
   fps: number;
   captions?: Captions;
   picture: PictureFilters;
+  /** The still backgrounds in turn, the first at frame 0; without, `picture`'s own for the whole video. */
+  scenes?: readonly PictureScene[];
   workDir: string;
   /** Frames from one IDR picture to the next (see compose.ts); the band gets an IDR picture at each. */
   keyframeInterval?: number;
+  /** Frames in the whole video, where the last scene ends; default the captions'. */
+  totalFrames?: number;
 }
 
 export type PictureParts = Pick<StreamParts, 'background' | 'band'>;
 
+/** One scene's parts: its background, band and rows, its band frames counted from `start`, which it shows until `end`. */
+export type SceneParts = PictureParts & { start: number; end: number };
+
 /** One ffmpeg run, one encode per part: the background frame, and with captions the band and the rows around it. */
 export async function encodePictureParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<PictureParts> {
+  const [only] = await encodeSceneParts(ffmpeg, { ...job, scenes: undefined });
+  if (!only) throw new Error('No picture to encode');
+  return only;
+}
+
+/**
+ * The parts of every scene in one ffmpeg run (one input per scene's background). A scene's band is encoded over its
+ * own frames only, from an IDR picture at its first frame, with one every `keyframeInterval` frames from there: each
+ * scene is put together on its own (compose.ts) and the streams follow each other (splicePicture).
+ */
+export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<SceneParts[]> {
   const { width, height } = job.size;
-  const { picture } = job;
-  const still = (name: string, top: number, rows: number) => ({
-    name,
-    chain: `trim=end_frame=1,${picture.region(width, top, rows)},${picture.output}`,
-    frames: 1,
-    options: [] as string[],
-  });
-  const encodes = [still('background', 0, height)];
-  let band: { area: CaptionBand; frames: number[] } | undefined;
-  if (job.captions) {
-    const area = captionBand(job.captions.box, job.captions.title);
-    const idr = idrFrames(job.captions.frames, job.keyframeInterval);
-    const frames = pictureFrames(job.captions, job.keyframeInterval);
-    const script = path.join(job.workDir, 'captions.ass');
-    await writeFile(script, assScript(job.captions, area));
-    band = { area, frames };
-    encodes.push({
-      name: 'band',
-      chain: [`trim=end_frame=${job.captions.frames}`, picture.select(frames), picture.region(width, area.top, area.height), picture.captions(script), picture.output].join(','),
-      frames: frames.length,
-      options: picture.flat ? forceIdrOptions(idr, job.fps) : INTRA_ONLY,
-    });
-    if (area.top > 0) encodes.push(still('above', 0, area.top));
-    if (area.top + area.height < height) encodes.push(still('below', area.top + area.height, height - area.top - area.height));
+  const { picture, captions } = job;
+  const totalFrames = job.totalFrames ?? captions?.frames ?? 1;
+  const scenes = job.scenes ?? [{ layer: picture, start: 0 }];
+  const area = captions && captionBand(captions.box, captions.title);
+  let script: string | undefined;
+  if (captions && area) {
+    script = path.join(job.workDir, 'captions.ass');
+    await writeFile(script, assScript(captions, area));
   }
+  const changes = captions ? pictureFrames(captions, job.keyframeInterval) : [];
+  const encodes: Array<{ name: string; input: number; chain: string; frames: number; options: string[] }> = [];
+  const planned = scenes.map((scene, index) => {
+    const end = scenes[index + 1]?.start ?? totalFrames;
+    const layer = { ...picture, ...scene.layer };
+    const still = (part: string, top: number, rows: number) =>
+      encodes.push({ name: `${index}-${part}`, input: index, chain: `trim=end_frame=1,${layer.region(width, top, rows)},${layer.output}`, frames: 1, options: [] });
+    still('background', 0, height);
+    if (!captions || !area || !script) return { start: scene.start, end, bandFrames: undefined };
+    const idr = idrFrames(end - scene.start, job.keyframeInterval).map((frame) => frame + scene.start);
+    const frames = [...new Set([scene.start, ...changes.filter((frame) => frame > scene.start && frame < end), ...idr])].sort((a, b) => a - b);
+    encodes.push({
+      name: `${index}-band`,
+      input: index,
+      // The scene's frames only; the captions are drawn at each frame's own time.
+      chain: [`trim=start_frame=${scene.start}:end_frame=${end}`, layer.select(frames.map((frame) => frame - scene.start)), layer.region(width, area.top, area.height), layer.captions(script), layer.output].join(','),
+      frames: frames.length,
+      options: layer.flat ? forceIdrOptions(idr, job.fps) : INTRA_ONLY,
+    });
+    if (area.top > 0) still('above', 0, area.top);
+    if (area.top + area.height < height) still('below', area.top + area.height, height - area.top - area.height);
+    return { start: scene.start, end, bandFrames: frames.map((frame) => frame - scene.start) };
+  });
   const outputs = encodes.map((encode) => ({
     output: path.join(job.workDir, `${encode.name}.h264`),
     // passthrough: keep the selected frames' own times, add no duplicates for the gaps.
@@ -117,9 +151,12 @@ export async function encodePictureParts(ffmpeg: Ffmpeg, job: PartsJob): Promise
   const [first, ...more] = outputs;
   if (!first) throw new Error('No picture to encode');
   await ffmpeg.run({
-    inputs: [picture.input(job.fps)],
+    inputs: scenes.map((scene) => scene.layer.input(job.fps)),
     complexFilter: [
-      `[0:v]${picture.clock ? `${picture.clock},` : ''}split=${encodes.length}${encodes.map((encode) => `[${encode.name}-in]`).join('')}`,
+      ...scenes.map((scene, index) => {
+        const own = encodes.filter((encode) => encode.input === index);
+        return `[${index}:v]${scene.layer.clock ? `${scene.layer.clock},` : ''}split=${own.length}${own.map((encode) => `[${encode.name}-in]`).join('')}`;
+      }),
       ...encodes.map((encode) => `[${encode.name}-in]${encode.chain}[${encode.name}]`),
     ].join(';'),
     ...first,
@@ -128,14 +165,17 @@ export async function encodePictureParts(ffmpeg: Ffmpeg, job: PartsJob): Promise
     timeoutMs: job.timeoutMs,
     killGraceMs: job.killGraceMs,
   });
-  const read = (name: string) => readFile(path.join(job.workDir, `${name}.h264`));
-  if (!band) return { background: await read('background') };
-  const [background, stream, above, below] = await Promise.all(
-    ['background', 'band', 'above', 'below'].map((name) => (encodes.some((encode) => encode.name === name) ? read(name) : undefined)),
+  const read = (name: string) => (encodes.some((encode) => encode.name === name) ? readFile(path.join(job.workDir, `${name}.h264`)) : undefined);
+  return Promise.all(
+    planned.map(async ({ start, end, bandFrames }, index) => {
+      const [background, stream, above, below] = await Promise.all(['background', 'band', 'above', 'below'].map((part) => read(`${index}-${part}`)));
+      if (!background) throw new Error('An encode is missing');
+      if (!bandFrames || !area) return { start, end, background };
+      if (!stream) throw new Error('An encode is missing');
+      // A band top is a whole number of macroblock rows (band.ts).
+      return { start, end, background, band: { stream, row: area.top / 16, frames: bandFrames, above, below } };
+    }),
   );
-  if (!background || !stream) throw new Error('An encode is missing');
-  // A band top is a whole number of macroblock rows (band.ts).
-  return { background, band: { stream, row: band.area.top / 16, frames: band.frames, above, below } };
 }
 
 export type Splice = typeof composeStream;
@@ -147,8 +187,26 @@ export interface SpliceJob extends PartsJob {
   splice?: Splice;
 }
 
-/** The whole picture through the splicer: the parts encode, then the stream put together from them. */
+/**
+ * The whole picture through the splicer: the parts encode, then each scene's stream put together from them, one after
+ * the other (each starts with its parameter sets and an IDR picture, 7.4.1.2.1), its pictures' frames counted on.
+ */
 export async function splicePicture(ffmpeg: Ffmpeg, job: SpliceJob): Promise<ComposedStream> {
-  const parts = await encodePictureParts(ffmpeg, job);
-  return (job.splice ?? composeStream)({ ...parts, totalFrames: job.totalFrames, rate: job.frameRate, keyframeInterval: job.keyframeInterval });
+  const scenes = await encodeSceneParts(ffmpeg, job);
+  const streams: Buffer[] = [];
+  const frames: number[] = [];
+  let nextIdrPicId = 0;
+  for (const { start, end, ...parts } of scenes) {
+    const composed = (job.splice ?? composeStream)({
+      ...parts,
+      totalFrames: end - start,
+      rate: job.frameRate,
+      keyframeInterval: job.keyframeInterval,
+      firstIdrPicId: nextIdrPicId,
+    });
+    streams.push(composed.stream);
+    frames.push(...composed.frames.map((frame) => frame + start));
+    nextIdrPicId = composed.nextIdrPicId;
+  }
+  return { stream: Buffer.concat(streams), frames, nextIdrPicId };
 }
