@@ -209,7 +209,7 @@ $('speech-form').addEventListener('submit', (event) => {
 
 // Video: POST /tts-video with every option; images and music are uploaded first with POST /assets.
 
-const uploads = { image: undefined, music: undefined, scenes: undefined };
+const uploads = { image: undefined, clip: undefined, music: undefined, scenes: undefined };
 
 /**
  * Uploads the chosen files as soon as they are chosen, so that a refusal shows at once; the asset ids wait for the
@@ -245,6 +245,7 @@ function uploadOnChange(kind, input, status, error) {
 uploadOnChange('image', $('image-file'), $('image-status'), $('image-error'));
 uploadOnChange('music', $('music-file'), $('music-status'), $('music-error'));
 uploadOnChange('scenes', $('scene-files'), $('scene-status'), $('scene-error'));
+uploadOnChange('clip', $('clip-file'), $('clip-status'), $('clip-error'));
 
 function backgroundKind() {
   return document.querySelector('input[name="background"]:checked').value;
@@ -252,7 +253,7 @@ function backgroundKind() {
 
 function showBackgroundFields() {
   const kind = backgroundKind();
-  for (const option of ['color', 'gradient', 'image']) $(`background-${option}-fields`).hidden = option !== kind;
+  for (const option of ['color', 'gradient', 'image', 'video']) $(`background-${option}-fields`).hidden = option !== kind;
 }
 for (const radio of document.querySelectorAll('input[name="background"]')) radio.addEventListener('change', showBackgroundFields);
 showBackgroundFields();
@@ -265,6 +266,10 @@ function videoBackground() {
   const kind = backgroundKind();
   if (kind === 'color') return $('background-colour').value;
   if (kind === 'gradient') return { gradient: [$('gradient-from').value, $('gradient-to').value], direction: $('gradient-direction').value };
+  if (kind === 'video') {
+    if (!uploads.clip) throw new Error('Choose a video clip for the background first (it is uploaded with POST /assets).');
+    return { video: uploads.clip.asset.id };
+  }
   if (!uploads.image) throw new Error('Choose an image for the background first (it is uploaded with POST /assets).');
   const motion = $('image-motion').value;
   return motion ? { image: uploads.image.asset.id, motion } : { image: uploads.image.asset.id };
@@ -315,7 +320,7 @@ function videoRequest() {
 
 function videoCurl(request) {
   const steps = [];
-  for (const upload of [uploads.image, uploads.music, ...(uploads.scenes ?? [])]) {
+  for (const upload of [uploads.image, uploads.clip, uploads.music, ...(uploads.scenes ?? [])]) {
     if (upload && JSON.stringify(request).includes(upload.asset.id)) {
       steps.push(`# uploaded once, then named by its id (${upload.asset.id}):`, curlCommand('/assets', { file: upload.fileName }));
     }

@@ -60,6 +60,13 @@ export const EnvSchema = Type.Object({
   ASSET_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 20 * 1024 * 1024, description: 'Largest file one upload may be.' }),
   ASSET_MAX_PIXELS: Type.Integer({ minimum: 1, maximum: 500_000_000, default: 40_000_000, description: 'Most pixels (width × height) an uploaded image may have.' }),
   ASSET_MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest an uploaded audio file may play.' }),
+  ASSET_MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 60, description: 'Longest an uploaded video clip may play (a background loops a shorter one).' }),
+  ASSET_MAX_VIDEO_PIXELS: Type.Integer({
+    minimum: 1,
+    maximum: 100_000_000,
+    default: 3840 * 2160,
+    description: 'Most pixels (width × height) a frame of an uploaded video clip may have; default 4K UHD.',
+  }),
   ASSET_CHECK_CPU_SECONDS: Type.Integer({
     minimum: 1,
     default: 10,
@@ -216,7 +223,17 @@ export interface Config {
   corsOrigins: string[];
   retentionMs: number;
   /** Uploaded assets: their private folder (absolute), upload limits and retention (0: kept). */
-  assets: { dir: string; maxBytes: number; maxPixels: number; maxAudioSeconds: number; cpuSeconds: number; retentionMs: number; quotaBytes: number };
+  assets: {
+    dir: string;
+    maxBytes: number;
+    maxPixels: number;
+    maxAudioSeconds: number;
+    maxVideoSeconds: number;
+    maxVideoPixels: number;
+    cpuSeconds: number;
+    retentionMs: number;
+    quotaBytes: number;
+  };
   shutdownGraceMs: number;
   /** No API keys and a loopback HOST: rate limits and per-client caps are off unless set. */
   personal: boolean;
@@ -347,6 +364,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBytes: parsed.ASSET_MAX_BYTES,
       maxPixels: parsed.ASSET_MAX_PIXELS,
       maxAudioSeconds: parsed.ASSET_MAX_AUDIO_SECONDS,
+      maxVideoSeconds: parsed.ASSET_MAX_VIDEO_SECONDS,
+      maxVideoPixels: parsed.ASSET_MAX_VIDEO_PIXELS,
       cpuSeconds: parsed.ASSET_CHECK_CPU_SECONDS,
       quotaBytes: (parsed.ASSET_QUOTA_MB ?? (personal ? 0 : SHARED_LIMITS.assetMb)) * 1024 * 1024,
       retentionMs: (parsed.ASSET_RETENTION_HOURS ?? (parsed.RETENTION_HOURS > 0 ? parsed.RETENTION_HOURS : 24)) * 3_600_000,

@@ -8,7 +8,7 @@ export { AssetFormat, AssetKind } from '../assets/formats.js';
 export const AssetUpload = Type.Object({
   file: Type.String({
     format: 'binary',
-    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio. Recognised by its bytes.',
+    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio; MP4, MOV or WebM video clip (H.264, VP9, AV1). Recognised by its bytes.',
   }),
 });
 export type AssetUpload = Static<typeof AssetUpload>;

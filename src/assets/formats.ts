@@ -1,8 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 
-export const AssetKind = Type.Union([Type.Literal('image'), Type.Literal('audio')], {
-  description: '`image` (a background picture) or `audio` (a music track).',
+export const AssetKind = Type.Union([Type.Literal('image'), Type.Literal('audio'), Type.Literal('video')], {
+  description: '`image` (a background picture), `audio` (a music track) or `video` (a background clip, its sound never used).',
 });
 export type AssetKind = Static<typeof AssetKind>;
 
@@ -17,8 +17,15 @@ export const AssetFormat = Type.Union(
     Type.Literal('m4a'),
     Type.Literal('aac'),
     Type.Literal('flac'),
+    Type.Literal('mp4'),
+    Type.Literal('mov'),
+    Type.Literal('webm'),
   ],
-  { description: 'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac.' },
+  {
+    description:
+      'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac; ' +
+      'mp4 and mov (H.264, VP9 or AV1), webm (VP9 or AV1).',
+  },
 );
 export type AssetFormat = Static<typeof AssetFormat>;
 
@@ -31,6 +38,9 @@ export interface FormatSpec {
   /** Codecs ffprobe may find in it. */
   codecs: readonly string[];
 }
+
+/** What a video clip may be coded as: what phones, cameras and editors write, and what ffmpeg here decodes. */
+const VIDEO_CODECS = ['h264', 'vp9', 'av1'];
 
 export const FORMATS: Readonly<Record<AssetFormat, FormatSpec>> = {
   png: { kind: 'image', extension: 'png', demuxer: 'png_pipe', codecs: ['png'] },
@@ -47,6 +57,9 @@ export const FORMATS: Readonly<Record<AssetFormat, FormatSpec>> = {
   m4a: { kind: 'audio', extension: 'm4a', demuxer: 'mov', codecs: ['aac'] },
   aac: { kind: 'audio', extension: 'aac', demuxer: 'aac', codecs: ['aac'] },
   flac: { kind: 'audio', extension: 'flac', demuxer: 'flac', codecs: ['flac'] },
+  mp4: { kind: 'video', extension: 'mp4', demuxer: 'mov', codecs: VIDEO_CODECS },
+  mov: { kind: 'video', extension: 'mov', demuxer: 'mov', codecs: VIDEO_CODECS },
+  webm: { kind: 'video', extension: 'webm', demuxer: 'matroska', codecs: ['vp9', 'av1'] },
 };
 
 /** Bytes enough to recognise every format (an ID3 tag only announces where the audio starts). */
@@ -57,7 +70,9 @@ export type Sniffed = AssetFormat | 'id3' | undefined;
 
 /**
  * The format a file's first bytes announce, by their signatures alone (never a name or a Content-Type). SVG, HTML,
- * text, GIF, video and everything else are unknown. Formats that may follow an ID3 tag: mp3, aac, flac.
+ * text, GIF and everything else are unknown. Formats that may follow an ID3 tag: mp3, aac, flac. An ISO BMFF file
+ * of a general brand (isom, mp42…) is `mp4` here, and an MP4 with sound and no picture turns out `m4a` once its
+ * streams are read (inspect.ts).
  */
 export function sniff(head: Buffer): Sniffed {
   const ascii = (start: number, end: number) => head.toString('latin1', start, end);
@@ -68,8 +83,15 @@ export function sniff(head: Buffer): Sniffed {
   if (head.length >= 10 && ascii(0, 3) === 'ID3') return 'id3';
   if (head.length >= 4 && ascii(0, 4) === 'OggS') return 'ogg';
   if (head.length >= 4 && ascii(0, 4) === 'fLaC') return 'flac';
-  // ISO BMFF with an audio brand; a video file with such a brand is refused later, by its streams.
-  if (head.length >= 12 && ascii(4, 8) === 'ftyp' && /^(M4A |M4B |mp41|mp42|isom|iso2)$/.test(ascii(8, 12))) return 'm4a';
+  // ISO BMFF (ISO 14496-12 §4.3): the major brand says audio (M4A, M4B), QuickTime, or one of the general brands.
+  if (head.length >= 12 && ascii(4, 8) === 'ftyp') {
+    const brand = ascii(8, 12);
+    if (/^(M4A |M4B )$/.test(brand)) return 'm4a';
+    if (brand === 'qt  ') return 'mov';
+    if (/^(mp41|mp42|isom|iso[2-6]|avc1|av01|M4V |dash|mmp4|MSNV)$/.test(brand)) return 'mp4';
+  }
+  // EBML (RFC 8794 §8.1): Matroska, whose WebM subset is what is taken (its codecs are checked by its streams).
+  if (head.length >= 4 && head.readUInt32BE(0) === 0x1a45dfa3) return 'webm';
   if (head.length >= 2 && head[0] === 0xff) {
     const second = head[1] ?? 0;
     // ADTS: 12 sync bits, layer 00 (ISO 13818-7 §6.2). MPEG audio: 11 sync bits, a version that exists, layer III (ISO 11172-3 §2.4.2.3).

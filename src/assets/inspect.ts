@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import { AppError, processFailure } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { ProcessError, runProcess } from '../media/process.js';
@@ -11,19 +12,20 @@ const TIMEOUT_MS = { probe: 10_000, decode: 60_000 };
 /** An image is decoded once, into a frame this small, to prove every byte of it decodes. */
 const CHECK_FRAME = 'scale=64:64:force_original_aspect_ratio=decrease';
 
-/** The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS, ASSET_CHECK_CPU_SECONDS). */
-export interface AssetLimits {
-  maxBytes: number;
-  maxPixels: number;
-  maxAudioSeconds: number;
-  /** CPU time the decode may take: a small file can be costly to decode (ten minutes of 7.1 channels at 192 kHz). */
-  cpuSeconds: number;
-}
+/**
+ * The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS, ASSET_MAX_VIDEO_*, and
+ * ASSET_CHECK_CPU_SECONDS: the CPU time the decode may take, since a small file can be costly to decode).
+ */
+export type AssetLimits = Pick<Config['assets'], 'maxBytes' | 'maxPixels' | 'maxAudioSeconds' | 'maxVideoSeconds' | 'maxVideoPixels' | 'cpuSeconds'>;
 
 /** What ffmpeg writes last when its CPU-time limit (`-timelimit`, RLIMIT_CPU) stops it: SIGXCPU is 24 on Linux. */
 const CPU_LIMIT_REACHED = /received signal 24\b/;
 
-export type AssetFacts = { kind: 'image'; width: number; height: number } | { kind: 'audio'; duration: number; loudness?: number };
+/** What a file was found to be; `format` where its streams told more than its first bytes (an MP4 of sound alone is m4a). */
+export type AssetFacts =
+  | { kind: 'image'; width: number; height: number }
+  | { kind: 'audio'; duration: number; loudness?: number; format?: AssetFormat }
+  | { kind: 'video'; width: number; height: number; duration: number };
 
 interface ProbedStream {
   codec_type?: string;
@@ -79,7 +81,12 @@ export async function inspectAsset(
         return failed(error);
       }),
   };
-  return FORMATS[format].kind === 'image' ? checkImage(run, header) : checkAudio(run, limits.maxAudioSeconds);
+  const { kind } = FORMATS[format];
+  if (kind === 'image') return checkImage(run, header);
+  if (kind === 'audio') return checkAudio(run, limits.maxAudioSeconds);
+  // An MP4 of sound alone (a general brand, as ffmpeg writes .m4a files) is music.
+  if (format === 'mp4' && streamsOf(run.probed).pictures.length === 0) return { ...(await checkAudio({ ...run, format: 'm4a' }, limits.maxAudioSeconds)), format: 'm4a' };
+  return checkVideo(run, limits);
 }
 
 /** Decoders allocate rows padded to this many pixels (ffmpeg checks the padded size against -max_pixels: 321 wide counts as 384). */
@@ -123,17 +130,17 @@ async function checkImage(run: Run, header: ImageHeader | undefined): Promise<As
   return { kind: 'image', width, height };
 }
 
-async function checkAudio(run: Run, maxSeconds: number): Promise<AssetFacts> {
+async function checkAudio(run: Run, maxSeconds: number): Promise<Extract<AssetFacts, { kind: 'audio' }>> {
   const { pictures, sounds } = streamsOf(run.probed);
-  if (pictures.length > 0) throw refuse('UNSUPPORTED_ASSET', 'Video files are not supported: upload an image or an audio file.');
+  if (pictures.length > 0) throw refuse('UNSUPPORTED_ASSET', 'An audio file with a picture track is not supported: upload the sound alone, or the video as a clip (MP4, MOV, WebM).');
   const [sound] = sounds;
   if (!sound) throw refuse('INVALID_ASSET', 'The file has no audio in it.');
   const { codecs } = FORMATS[run.format];
   if (!codecs.includes(sound.codec_name ?? '')) {
     throw refuse('UNSUPPORTED_ASSET', `Audio coded as ${String(sound.codec_name).slice(0, 40)} in ${run.format} is not supported (${codecs.join(', ')} are).`);
   }
-  const stated = run.lengthGuessed ? Number.NaN : Number(run.probed.format?.duration);
-  if (stated > maxSeconds + 1) throw tooLong(stated, maxSeconds);
+  const stated = statedSeconds(run);
+  if (stated > maxSeconds + 1) throw tooLong('audio', stated, maxSeconds);
   // Decoding stops a second past the limit, so a file whose header hides its length cannot make the check long.
   // The same decode meters the loudness (ebur128 prints its summary at the info level, at the end of stderr).
   const { stdout, stderr } = await run.decode({
@@ -141,17 +148,57 @@ async function checkAudio(run: Run, maxSeconds: number): Promise<AssetFacts> {
     output: ['-map', '0:a:0', '-t', String(maxSeconds + 1), '-af', 'ebur128=framelog=verbose', '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
   });
   const loudness = Number(/I:\s+(-?[\d.]+) LUFS/.exec(stderr)?.[1]);
-  const duration = decodedSeconds(stdout);
-  if (!(duration > 0)) throw refuse('INVALID_ASSET', 'The file has no audio in it.');
-  if (duration > maxSeconds) throw tooLong(duration, maxSeconds);
-  if (stated - duration > Math.max(0.5, stated * 0.02)) {
-    throw refuse('INVALID_ASSET', `The file is truncated: its header says ${stated.toFixed(3)} s, it decodes to ${duration.toFixed(3)} s.`);
-  }
-  return { kind: 'audio', duration: Math.round(duration * 1000) / 1000, ...(Number.isFinite(loudness) ? { loudness } : {}) };
+  const duration = wholeLength('audio', decodedSeconds(stdout), stated, maxSeconds, AUDIO_SLACK);
+  return { kind: 'audio', duration, ...(Number.isFinite(loudness) ? { loudness } : {}) };
 }
 
-function tooLong(seconds: number, limit: number): AppError {
-  return refuse('ASSET_TOO_LARGE', `The audio lasts ${Math.round(seconds)} s; the limit is ${limit} s.`);
+/**
+ * A clip: one picture stream of a codec taken (its sound is never used), at most ASSET_MAX_VIDEO_PIXELS a frame and
+ * ASSET_MAX_VIDEO_SECONDS long, every frame decoded once (errors fatal) as far as a second past that limit.
+ */
+async function checkVideo(run: Run, limits: AssetLimits): Promise<AssetFacts> {
+  const [picture] = streamsOf(run.probed).pictures;
+  if (!picture) throw refuse('INVALID_ASSET', 'The file has no picture in it.');
+  const { codecs } = FORMATS[run.format];
+  if (!codecs.includes(picture.codec_name ?? '')) {
+    throw refuse('UNSUPPORTED_ASSET', `Video coded as ${String(picture.codec_name).slice(0, 40)} in ${run.format} is not supported (${codecs.join(', ')} are).`);
+  }
+  const { width = 0, height = 0 } = picture;
+  if (width <= 0 || height <= 0) throw refuse('INVALID_ASSET');
+  if (width * height > limits.maxVideoPixels) throw refuse('ASSET_TOO_LARGE', `The clip is ${width}×${height}; the limit is ${limits.maxVideoPixels} pixels a frame.`);
+  const stated = statedSeconds(run);
+  if (stated > limits.maxVideoSeconds + 1) throw tooLong('clip', stated, limits.maxVideoSeconds);
+  const { stdout } = await run.decode({
+    input: ['-err_detect', 'explode'],
+    output: ['-map', '0:v:0', '-t', String(limits.maxVideoSeconds + 1), '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
+  });
+  return { kind: 'video', width, height, duration: wholeLength('clip', decodedSeconds(stdout), stated, limits.maxVideoSeconds, CLIP_SLACK) };
+}
+
+/** The length the file's header states, NaN where ffmpeg only guessed it from the bitrate. */
+function statedSeconds(run: Run): number {
+  return run.lengthGuessed ? Number.NaN : Number(run.probed.format?.duration);
+}
+
+/**
+ * Seconds a file may decode shorter than its header says and still be whole: audio encoders pad and trim (priming,
+ * the last frame), a clip's header and its last frame's end agree within a frame or two.
+ */
+const AUDIO_SLACK = 0.5;
+const CLIP_SLACK = 0.1;
+
+/** The decoded length in seconds (to the millisecond), once it is known to be there, within the limit and as long as the header said. */
+function wholeLength(what: 'audio' | 'clip', decoded: number, stated: number, maxSeconds: number, slack: number): number {
+  if (!(decoded > 0)) throw refuse('INVALID_ASSET', `The file has no ${what === 'audio' ? 'audio' : 'picture'} in it.`);
+  if (decoded > maxSeconds) throw tooLong(what, decoded, maxSeconds);
+  if (stated - decoded > Math.max(slack, stated * 0.02)) {
+    throw refuse('INVALID_ASSET', `The file is truncated: its header says ${stated.toFixed(3)} s, it decodes to ${decoded.toFixed(3)} s.`);
+  }
+  return Math.round(decoded * 1000) / 1000;
+}
+
+function tooLong(what: 'audio' | 'clip', seconds: number, limit: number): AppError {
+  return refuse('ASSET_TOO_LARGE', `The ${what} lasts ${Math.round(seconds)} s; the limit is ${limit} s.`);
 }
 
 function parseProbe(stdout: Buffer): Probed {

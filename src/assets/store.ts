@@ -198,7 +198,7 @@ export class AssetStore {
         message: `${field} is not the id of an asset: it may have expired or been deleted (POST /assets uploads one).`,
       });
     }
-    if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an ${kind} asset; this one is ${asset.kind}.` });
+    if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an asset of kind ${kind}; this one is ${asset.kind}.` });
     const { format, width, height, duration, loudness } = asset;
     return { path: this.fileOf(ownerFolder(owner), asset), kind, format, width, height, duration, loudness };
   }

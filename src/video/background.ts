@@ -11,7 +11,9 @@ export type Background =
   | { type: 'color'; color: string }
   | { type: 'gradient'; colors: readonly [string, string]; direction: GradientDirection }
   /** `file`: a checked PNG, JPEG or WebP (an uploaded asset), scaled to cover the frame and cropped to it; `motion` moves over it. */
-  | { type: 'image'; file: string; motion?: Motion };
+  | { type: 'image'; file: string; motion?: Motion }
+  /** `file`: a checked clip (an uploaded video asset), its frames at the video's rate, scaled to cover, looped; its sound never used. */
+  | { type: 'video'; file: string };
 
 /** Slow moves over an image background (Ken Burns). */
 export const MOTIONS = ['zoom-in', 'zoom-out', 'pan'] as const;
@@ -22,7 +24,23 @@ const MOTION_ROOM = 1.2;
 
 /** Whether the background changes from frame to frame (a moving picture is encoded whole: render.ts). */
 export function isMoving(background: Background | undefined): boolean {
-  return background?.type === 'image' && background.motion !== undefined;
+  return background?.type === 'video' || (background?.type === 'image' && background.motion !== undefined);
+}
+
+/**
+ * A clip, decoded as it plays (its sound never read), looped for as long as its scene lasts (a longer one is cut
+ * there): its frames resampled to the video's rate, scaled until both sides cover the frame, the middle kept, and
+ * converted to BT.709 like an image.
+ */
+function clipLayer(file: string, size: FrameSize, fps: number): PictureLayer {
+  return {
+    input: () => ({ source: file, options: ['-stream_loop', '-1', '-an', '-sn', '-dn'] }),
+    clock:
+      `fps=${fps},scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,` +
+      `crop=${size.width}:${size.height},setsar=1,format=yuv420p,setpts=N`,
+    region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
+    flat: false,
+  };
 }
 
 export type GradientDirection = 'vertical' | 'horizontal' | 'diagonal';
@@ -92,6 +110,7 @@ export async function prepareBackground(
   name = 'background',
 ): Promise<PictureLayer> {
   if (background.type === 'color') return colourLayer(background.color);
+  if (background.type === 'video') return clipLayer(background.file, size, timing.fps);
   const file = path.join(workDir, `${name}.yuv`);
   const motion = background.type === 'image' ? background.motion : undefined;
   const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);

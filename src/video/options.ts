@@ -95,8 +95,22 @@ export const BackgroundOption = Type.Union(
       },
       { additionalProperties: false },
     ),
+    Type.Object(
+      {
+        video: Type.String({
+          minLength: 1,
+          maxLength: 64,
+          description: 'The id of a video asset (POST /assets): scaled to cover the frame, looped (or cut) to length, its sound never used; encoded whole (renderPath `moving`).',
+        }),
+      },
+      { additionalProperties: false },
+    ),
   ],
-  { description: 'Behind the captions: a colour ("#0F172A", the default), `{"gradient": ["#1E3A8A", "#DB2777"], "direction": "vertical"}`, or `{"image": "<asset id>"}`.' },
+  {
+    description:
+      'Behind the captions: a colour ("#0F172A", the default), `{"gradient": ["#1E3A8A", "#DB2777"], "direction": "vertical"}`, `{"image": "<asset id>"}` ' +
+      'or a clip, `{"video": "<asset id>"}`.',
+  },
 );
 export type BackgroundOption = Static<typeof BackgroundOption>;
 

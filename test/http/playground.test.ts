@@ -243,6 +243,8 @@ describe.skipIf(!available)('the playground in a real browser', () => {
   it('offers the creator options: a platform sets the frame, pop captions in capitals with a chosen outline, a highlight box, a progress bar, scenes', async () => {
     const scenes = ['red', 'blue'].map((colour) => path.join(media, `scene-${colour}.png`));
     await Promise.all(scenes.map((file, index) => runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=c=${['red', 'blue'][index]}:s=320x180`, '-frames:v', '1', file])));
+    const clip = path.join(media, 'clip.mp4');
+    await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:d=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
     await onPage('creator', origin(), async (page) => {
       await chooseVoice(page, 'espeak-ng:en-us');
       await page.fill('#text', 'Made for phones. Watch it twice.');
@@ -256,6 +258,9 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       await page.dispatchEvent('#caption-outline', 'input');
       await page.check('#highlight-box');
       await page.check('#progress-bar');
+      await page.check('#background-video');
+      await page.setInputFiles('#clip-file', clip);
+      await waitUntil(page, '#clip-status', 'textContent', 'Uploaded');
       await page.setInputFiles('#scene-files', scenes);
       await waitUntil(page, '#scene-status', 'textContent', 'Uploaded');
       await page.selectOption('#transition', 'crossfade');
@@ -270,6 +275,8 @@ describe.skipIf(!available)('the playground in a real browser', () => {
       // One image from each sentence on, each uploaded first.
       expect(curl).toMatch(/"scenes":\[\{"background":\{"image":"[\w-]{22}"\},"sentence":0\},\{"background":\{"image":"[\w-]{22}"\},"sentence":1\}\]/);
       expect(curl).toContain("-F 'file=@scene-blue.png'");
+      expect(curl).toMatch(/"background":\{"video":"[\w-]{22}"\}/);
+      expect(curl).toContain("-F 'file=@clip.mp4'");
     });
   });
 

@@ -87,7 +87,7 @@ beforeAll(async () => {
     await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', ...codec, file(sound.name)]);
   }
   await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `sine=duration=${MAX_SECONDS + 2}`, '-ar', '8000', file('long.mp3')]);
-  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:duration=0.2', '-f', 'lavfi', '-i', 'sine=duration=0.2', '-c:a', 'aac', file('movie.mp4')]);
+  await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:duration=0.2', '-f', 'lavfi', '-i', 'sine=duration=0.2', '-c:v', 'mpeg4', '-c:a', 'aac', file('movie.mp4')]);
 });
 
 afterEach(() => {
@@ -152,7 +152,7 @@ describe('POST /assets', () => {
     ['an SVG named .png', 415, 'UNSUPPORTED_ASSET', fileOf('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', 'x.png', 'image/png')],
     ['an HTML file named .png', 415, 'UNSUPPORTED_ASSET', fileOf('<!doctype html><script>alert(1)</script>', 'x.png', 'image/png')],
     ['a two-byte file', 415, 'UNSUPPORTED_ASSET', fileOf('hi', 'x.mp3', 'audio/mpeg')],
-    ['a video', 415, 'UNSUPPORTED_ASSET', fileOf(read('movie.mp4'), 'x.m4a')],
+    ['a video coded as MPEG-4 Part 2 (clips are H.264, VP9 or AV1)', 415, 'UNSUPPORTED_ASSET', fileOf(read('movie.mp4'), 'x.m4a')],
     ['an empty file', 422, 'INVALID_ASSET', fileOf('')],
     ['audio longer than the limit', 413, 'ASSET_TOO_LARGE', fileOf(read('long.mp3'), 'x.mp3')],
     ['a file over the byte limit', 413, 'ASSET_TOO_LARGE', fileOf(async () => Buffer.concat([await read('music.wav')(), Buffer.alloc(MAX_BYTES)]), 'x.wav')],
@@ -328,7 +328,7 @@ describe('asset configuration', () => {
     expect(hours({ RETENTION_HOURS: '6' })).toBe(6);
     expect(hours({ RETENTION_HOURS: '0' })).toBe(24);
     expect(hours({ RETENTION_HOURS: '6', ASSET_RETENTION_HOURS: '0' })).toBe(0);
-    expect(loadConfig({ OUTPUT_DIR: '/srv/out' }).assets).toMatchObject({ dir: '/srv/out/.assets', maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000, maxAudioSeconds: 600 });
+    expect(loadConfig({ OUTPUT_DIR: '/srv/out' }).assets).toMatchObject({ dir: '/srv/out/.assets', maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000, maxAudioSeconds: 600, maxVideoSeconds: 60, maxVideoPixels: 3840 * 2160 });
     expect(() => loadConfig({ ASSET_MAX_PIXELS: '0' })).toThrow(/ASSET_MAX_PIXELS=/);
   });
 });
