@@ -51,11 +51,11 @@ export async function measureMoving(raw: RawPipeline, options: { voice: string; 
   const image = path.join(workDir, 'moving-background.jpg');
   await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=s=1920x1080', '-frames:v', '1', '-q:v', '3', image], { timeoutMs: 60_000 });
   const still = { type: 'image' as const, file: image };
-  // Three more pictures of detail (a creator's photos), each a quarter of the narration, and a title over the first 3 s.
+  // Three more pictures as detailed as the first (other parts of the same set), each a quarter of the narration, and a title over the first 3 s.
   const scenes = await Promise.all(
-    ['testsrc2=s=1920x1080', 'smptehdbars=s=1920x1080', 'cellauto=s=1920x1080:rule=110'].map(async (source, index) => {
+    ['start_x=-0.75:start_y=0.1:start_scale=0.5', 'start_x=-1.3:start_y=0:start_scale=0.3', 'start_x=0.3:start_y=0.5:start_scale=0.8'].map(async (view, index) => {
       const file = path.join(workDir, `scene-${index + 1}.jpg`);
-      await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', source, '-frames:v', '1', '-q:v', '3', file], { timeoutMs: 60_000 });
+      await runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', `mandelbrot=s=1920x1080:${view}`, '-frames:v', '1', '-q:v', '3', file], { timeoutMs: 60_000 });
       return { background: { type: 'image' as const, file }, startFrame: Math.round(((index + 1) * captions.frames) / 4) };
     }),
   );

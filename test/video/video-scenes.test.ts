@@ -119,6 +119,21 @@ describe('scenes in the picture', () => {
     });
   }
 
+  it('a title splits its scene: the band reaches up to the title only while it shows, with a keyframe where it goes; the pictures are the plain render\'s', async () => {
+    const titled = layoutCaptions({ text: TEXT, speech, size, aspectRatio: '9:16', fps: FPS, title: { text: 'A title for a while', seconds: 1.5 } });
+    const options = { captions: titled, background: { type: 'gradient', colors: ['1E3A8A', 'DB2777'], direction: 'vertical' } as const, scenes: [{ background: colour('1030E0'), startFrame: 100 }] };
+    const spliced = await render('titled', options);
+    const plain = await render('titled-plain', { ...options, splice: false });
+    expect(spliced.rendered.renderPath).toBe('spliced');
+    expect((await keyframeTimes(spliced.file)).map((time) => Math.round(time * FPS))).toEqual([0, 45, 100]);
+    for (const frame of [20, 44, 45, 46, 99, 100, captions.frames - 1]) {
+      const [a, b] = await Promise.all([decodeFrame(spliced.file, frame, FPS), decodeFrame(plain.file, frame, FPS)]);
+      let squares = 0;
+      for (let index = 0; index < a.length; index += 1) squares += ((a[index] as number) - (b[index] as number)) ** 2;
+      expect(10 * Math.log10((255 * 255) / Math.max(1e-9, squares / a.length)), `frame ${frame}`).toBeGreaterThan(35);
+    }
+  });
+
   it('a cross-fade blends the two scenes over 0.3 s from the start of the next, then shows it alone (renderPath moving)', async () => {
     const { file, rendered } = await render('crossfade', { scenes: [{ background: colour('1030E0'), startFrame: 30 }], transition: 'crossfade' });
     expect(rendered).toMatchObject({ renderPath: 'moving', frameRate: 'constant' });

@@ -7,7 +7,7 @@ import type { Captions } from '../captions.js';
 import type { FrameSize } from '../frame.js';
 import { keyFrames } from '../layout.js';
 import type { FrameRate } from '../options.js';
-import { captionBand } from './band.js';
+import { captionBand, type CaptionBand } from './band.js';
 import { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 
 /** E.2.1 VUI colour description: BT.709 primaries, transfer and matrix, as browsers assume for HD pictures. */
@@ -114,34 +114,31 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
   const { picture, captions } = job;
   const totalFrames = job.totalFrames ?? captions?.frames ?? 1;
   const scenes = job.scenes ?? [{ layer: picture, start: 0 }];
-  const area = captions && captionBand(captions.box, captions.title);
-  let script: string | undefined;
-  if (captions && area) {
-    script = path.join(job.workDir, 'captions.ass');
-    await writeFile(script, assScript(captions, area));
-  }
-  const changes = captions ? pictureFrames(captions, job.keyframeInterval) : [];
+  const bands = captions && (await bandScripts(captions, job.workDir));
+  const changes = captions ? keyFrames(captions) : [];
   const encodes: Array<{ name: string; input: number; chain: string; frames: number; options: string[] }> = [];
-  const planned = scenes.map((scene, index) => {
-    const end = scenes[index + 1]?.start ?? totalFrames;
-    const layer = { ...picture, ...scene.layer };
+  const planned = sceneSegments(scenes, totalFrames, captions?.title?.endFrame).map((segment, index) => {
+    const { start, end } = segment;
+    const layer = { ...picture, ...segment.layer };
     const still = (part: string, top: number, rows: number) =>
-      encodes.push({ name: `${index}-${part}`, input: index, chain: `trim=end_frame=1,${layer.region(width, top, rows)},${layer.output}`, frames: 1, options: [] });
+      encodes.push({ name: `${index}-${part}`, input: segment.input, chain: `trim=end_frame=1,${layer.region(width, top, rows)},${layer.output}`, frames: 1, options: [] });
     still('background', 0, height);
-    if (!captions || !area || !script) return { start: scene.start, end, bandFrames: undefined };
-    const idr = idrFrames(end - scene.start, job.keyframeInterval).map((frame) => frame + scene.start);
-    const frames = [...new Set([scene.start, ...changes.filter((frame) => frame > scene.start && frame < end), ...idr])].sort((a, b) => a - b);
+    const band = bands && (segment.titled ? bands.titled : bands.plain);
+    if (!band) return { start, end, band: undefined };
+    const { area, script } = band;
+    const idr = idrFrames(end - start, job.keyframeInterval).map((frame) => frame + start);
+    const frames = [...new Set([start, ...changes.filter((frame) => frame > start && frame < end), ...idr])].sort((x, y) => x - y);
     encodes.push({
       name: `${index}-band`,
-      input: index,
-      // The scene's frames only; the captions are drawn at each frame's own time.
-      chain: [`trim=start_frame=${scene.start}:end_frame=${end}`, layer.select(frames.map((frame) => frame - scene.start)), layer.region(width, area.top, area.height), layer.captions(script), layer.output].join(','),
+      input: segment.input,
+      // The segment's frames only; the captions are drawn at each frame's own time.
+      chain: [`trim=start_frame=${start}:end_frame=${end}`, layer.select(frames.map((frame) => frame - start)), layer.region(width, area.top, area.height), layer.captions(script), layer.output].join(','),
       frames: frames.length,
       options: layer.flat ? forceIdrOptions(idr, job.fps) : INTRA_ONLY,
     });
     if (area.top > 0) still('above', 0, area.top);
     if (area.top + area.height < height) still('below', area.top + area.height, height - area.top - area.height);
-    return { start: scene.start, end, bandFrames: frames.map((frame) => frame - scene.start) };
+    return { start, end, band: { area, frames: frames.map((frame) => frame - start) } };
   });
   const outputs = encodes.map((encode) => ({
     output: path.join(job.workDir, `${encode.name}.h264`),
@@ -167,15 +164,53 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
   });
   const read = (name: string) => (encodes.some((encode) => encode.name === name) ? readFile(path.join(job.workDir, `${name}.h264`)) : undefined);
   return Promise.all(
-    planned.map(async ({ start, end, bandFrames }, index) => {
+    planned.map(async ({ start, end, band }, index) => {
       const [background, stream, above, below] = await Promise.all(['background', 'band', 'above', 'below'].map((part) => read(`${index}-${part}`)));
       if (!background) throw new Error('An encode is missing');
-      if (!bandFrames || !area) return { start, end, background };
+      if (!band) return { start, end, background };
       if (!stream) throw new Error('An encode is missing');
       // A band top is a whole number of macroblock rows (band.ts).
-      return { start, end, background, band: { stream, row: area.top / 16, frames: bandFrames, above, below } };
+      return { start, end, background, band: { stream, row: band.area.top / 16, frames: band.frames, above, below } };
     }),
   );
+}
+
+/** A stretch of one scene put together on its own: the scene's input, its frames, and whether the title shows in them. */
+interface Segment {
+  layer: PictureLayer;
+  input: number;
+  start: number;
+  end: number;
+  titled: boolean;
+}
+
+/**
+ * The scenes' frames, a scene cut in two where the title goes (`titleEnd`): while it shows, the band reaches up to
+ * it; after it, the band is the captions' own rows, so that a caption change re-encodes no more than them.
+ */
+function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, titleEnd: number | undefined): Segment[] {
+  return scenes.flatMap((scene, input) => {
+    const end = scenes[input + 1]?.start ?? totalFrames;
+    const whole = { layer: scene.layer, input, start: scene.start, end };
+    if (titleEnd === undefined || titleEnd <= scene.start) return [{ ...whole, titled: false }];
+    if (titleEnd >= end) return [{ ...whole, titled: true }];
+    return [
+      { ...whole, end: titleEnd, titled: true },
+      { ...whole, start: titleEnd, titled: false },
+    ];
+  });
+}
+
+/** The band's rows and ASS script with the title (as long as it shows) and without it (after it). */
+async function bandScripts(captions: Captions, workDir: string): Promise<Record<'titled' | 'plain', { area: CaptionBand; script: string }>> {
+  const write = async (name: string, shown: Captions) => {
+    const area = captionBand(shown.box, shown.title);
+    const script = path.join(workDir, `${name}.ass`);
+    await writeFile(script, assScript(shown, area));
+    return { area, script };
+  };
+  const plain = await write('captions', { ...captions, title: undefined });
+  return { plain, titled: captions.title ? await write('captions-titled', captions) : plain };
 }
 
 export type Splice = typeof composeStream;
