@@ -65,11 +65,15 @@ function stillLayer(file: string, size: FrameSize): PictureLayer {
       source: file,
       options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${size.width}x${size.height}`, '-framerate', String(fps)],
     }),
-    clock: 'loop=loop=-1:size=1:start=0,setpts=N',
+    clock: STILL_CLOCK,
+    clockFrom: () => STILL_CLOCK,
     region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
     flat: false,
   };
 }
+
+/** The one decoded frame held and repeated, each copy timed by its number. */
+const STILL_CLOCK = 'loop=loop=-1:size=1:start=0,setpts=N';
 
 /**
  * A still image larger than the frame (MOTION_ROOM), one raw frame, moved over for `frames` frames: zoompan makes
@@ -78,16 +82,19 @@ function stillLayer(file: string, size: FrameSize): PictureLayer {
 function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion: Motion, timing: VideoTiming): PictureLayer {
   const last = Math.max(1, timing.frames - 1);
   const room = MOTION_ROOM - 1;
-  const zoom = motion === 'zoom-in' ? `1+${room}*on/${last}` : `${MOTION_ROOM}-${room}*on/${last}`;
+  // Frame numbers count from `start`: a part of the video encoded on its own (render.ts) moves on from where the one before stopped.
+  const clockFrom = (start: number) => {
+    if (motion === 'pan') return `${STILL_CLOCK},crop=${size.width}:${size.height}:x='(iw-ow)*(n+${start})/${last}':y='(ih-oh)/2'`;
+    const zoom = motion === 'zoom-in' ? `1+${room}*(on+${start})/${last}` : `${MOTION_ROOM}-${room}*(on+${start})/${last}`;
+    return `zoompan=z='${zoom}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${timing.frames}:s=${size.width}x${size.height}:fps=${timing.fps},setpts=N`;
+  };
   return {
     input: (fps) => ({
       source: file,
       options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${prepared.width}x${prepared.height}`, '-framerate', String(fps)],
     }),
-    clock:
-      motion === 'pan'
-        ? `loop=loop=-1:size=1:start=0,setpts=N,crop=${size.width}:${size.height}:x='(iw-ow)*n/${last}':y='(ih-oh)/2'`
-        : `zoompan=z='${zoom}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${timing.frames}:s=${size.width}x${size.height}:fps=${timing.fps},setpts=N`,
+    clock: clockFrom(0),
+    clockFrom,
     region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
     flat: false,
   };

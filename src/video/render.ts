@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
@@ -93,8 +93,10 @@ const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x26
  * A moving picture's x264: every frame differs, so the preset decides both the time and the size. Measured on a
  * zooming 1080×1920 image: ultrafast 2.3 s for 10 s of video and 60 MB a minute, superfast 2.8 s and 31 MB,
  * veryfast 3.2 s and 13 MB (PSNR against a slow CRF 12 reference 52, 51 and 47 dB): veryfast, a file a fifth the size.
+ * Its sub-pixel refinement cut to the least (subme 1, against veryfast's 2): 20 s of that zoom with zoompan took
+ * 5.3-5.4 s rather than 6.2 s, the same size, 0.22 dB lower against a lossless encode of the same frames (43.2 dB).
  */
-const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', BT709_VUI];
+const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', `subme=1:${BT709_VUI}`];
 
 /** The progress bar's height: 0.8 % of the frame's, in whole pairs of rows (yuv420p). */
 function barHeight(frameHeight: number): number {
@@ -198,7 +200,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     const [, picture] = await Promise.all([
       written,
       encodeWithBackground((pictureJob) =>
-        options.splice === false || moving ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
+        moving ? encodeMovingPicture(ffmpeg, pictureJob) : options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
       ).catch(cancelOthersOnFailure),
     ]);
     const muxAndProbe = (encoded: EncodedPicture): Promise<RenderedVideo> =>
@@ -226,19 +228,22 @@ async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<En
  * The same picture without the splicer: one x264 run over the whole frame, the ASS captions drawn on all of it, and
  * the progress bar over them (a bar of its colour slid in from the left, its right end at the share of frames shown).
  */
-async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
-  const idr = idrFrames(job.totalFrames, job.keyframeInterval);
+async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob, part: PicturePart = { start: 0, end: job.totalFrames, name: 'plain' }): Promise<EncodedPicture> {
+  const { start, end } = part;
+  const idr = idrFrames(job.totalFrames, job.keyframeInterval).filter((frame) => frame >= start && frame < end);
   const frames =
     job.frameRate === 'variable'
       ? [...new Set([...pictureFrames(job.captions ?? { frames: job.totalFrames, states: [] }, job.keyframeInterval), ...(job.layers ?? []).map((scene) => scene.start)])].sort((a, b) => a - b)
-      : Array.from({ length: job.totalFrames }, (_, frame) => frame);
+      : Array.from({ length: end - start }, (_, frame) => start + frame);
   const { picture } = job;
   const select = job.frameRate === 'variable' ? [picture.select(frames)] : [];
   const inputs = job.layers ? job.layers.map((scene) => scene.layer.input(job.fps)) : [picture.input(job.fps)];
-  // One background: its frames cut to length and thinned before they are scaled. Scenes: each one's frames, then joined.
+  // One background: its frames cut to length and thinned before they are scaled (a part's frames timed from its first,
+  // so that the captions are those of their time). Scenes: each one's frames, then joined.
+  const clock = start === 0 ? picture.clock : picture.clockFrom?.(start);
   const chain = job.layers
     ? [`${sceneGraph(job, job.layers)}settb=1/${job.fps},setpts=N`, ...select]
-    : [`[0:v]${picture.clock ? `${picture.clock},` : ''}trim=end_frame=${job.totalFrames}`, ...select, picture.region(job.size.width, 0, job.size.height)];
+    : [`[0:v]${clock ? `${clock},` : ''}trim=end_frame=${end - start}${start > 0 ? `,setpts=N+${start}` : ''}`, ...select, picture.region(job.size.width, 0, job.size.height)];
   if (job.captions) {
     const script = path.join(job.workDir, 'captions-plain.ass');
     await writeFile(script, assScript(job.captions));
@@ -249,10 +254,10 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enco
     const { width, height } = job.size;
     // The colour source converts with BT.601 (see colour.ts).
     inputs.push({ source: `color=c=0x${forBt601Drawing(job.progressBar.colour)}:s=${width}x${barHeight(height)}:r=${job.fps}`, options: ['-f', 'lavfi'] });
-    graph += `[base];[${inputs.length - 1}:v]format=yuv420p[bar];[base][bar]overlay=x='-w+w*(n+1)/${job.totalFrames}':y=H-h:eof_action=pass:shortest=1`;
+    graph += `[base];[${inputs.length - 1}:v]format=yuv420p[bar];[base][bar]overlay=x='-w+w*(n+${start + 1})/${job.totalFrames}':y=H-h:eof_action=pass:shortest=1`;
   }
   graph += `,${picture.output}[picture]`;
-  const file = path.join(job.workDir, 'plain.h264');
+  const file = path.join(job.workDir, `${part.name}.h264`);
   await ffmpeg.run({
     inputs,
     complexFilter: graph,
@@ -263,6 +268,37 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enco
     killGraceMs: job.killGraceMs,
   });
   return { file, frames, spliced: false };
+}
+
+/** Frames `start` to `end` of a picture encoded on their own, into `<name>.h264`. */
+interface PicturePart {
+  start: number;
+  end: number;
+  name: string;
+}
+
+/** A moving picture at least this long is encoded in two parts side by side (encodeMovingPicture). */
+const SPLIT_SECONDS = 20;
+
+/**
+ * A moving picture, encoded whole: for a long one with a single background that can start at any frame (a still,
+ * a zoom or a pan; not scenes, not a clip), as two halves encoded at once, split at a keyframe, their streams one
+ * after the other (each starts with its parameter sets and an IDR picture, and x264 writes the same ones for both).
+ * The filters before x264 (the move, the captions) run on one thread per ffmpeg: in two processes both cores share
+ * them. Measured on a 60 s zoom at 1080×1920: 11.2 s in two halves against 13.9 s in one run.
+ */
+async function encodeMovingPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
+  const { picture, totalFrames, keyframeInterval } = job;
+  const middle = Math.round(totalFrames / 2 / keyframeInterval) * keyframeInterval;
+  const startsAnywhere = !picture.clock || picture.clockFrom !== undefined;
+  if (job.layers || !startsAnywhere || totalFrames < SPLIT_SECONDS * job.fps || middle <= 0 || middle >= totalFrames) return encodePlainPicture(ffmpeg, job);
+  const halves = await Promise.all([
+    encodePlainPicture(ffmpeg, job, { start: 0, end: middle, name: 'moving-0' }),
+    encodePlainPicture(ffmpeg, job, { start: middle, end: totalFrames, name: 'moving-1' }),
+  ]);
+  const file = path.join(job.workDir, 'moving.h264');
+  await writeFile(file, Buffer.concat(await Promise.all(halves.map((half) => readFile(half.file)))));
+  return { file, frames: halves.flatMap((half) => half.frames), spliced: false };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { TtsVideoResponse } from '../../src/api/video.js';
 import type { Background } from '../../src/video/background.js';
 import { frameSize } from '../../src/video/frame.js';
 import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
-import { decodeErrors, decodeFrame, ffmpeg, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { decodeErrors, decodeFrame, ffmpeg, keyframeTimes, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { uploadAsset, useTestApp } from '../helpers/helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { toneSpeech } from '../helpers/video-helpers.js';
@@ -96,6 +96,37 @@ describe('progress_bar', () => {
       // 0.8 % of the height: nothing of it above.
       expect(redRun(picture, height - 14)).toBe(0);
     }
+  });
+});
+
+describe('a long moving picture, encoded in two halves at once', () => {
+  // 24 s: long enough to be split (at frame 360, a keyframe), short enough for a test.
+  const long = toneSpeech(Array.from({ length: 60 }, (_, index) => `word${index}`).join(' '), { wordSeconds: 0.3, gapSeconds: 0.1 });
+  const middle = 360;
+
+  it('joins seamlessly: the same captions at the same frames as the still video, the bar and the zoom going on across the join', async () => {
+    const still = await render('long-still', { speech: long, frameRate: 'constant', background: { type: 'image', file: image } });
+    const barred = await render('long-bar', { speech: long, frameRate: 'constant', background: { type: 'image', file: image }, progressBar: { colour: 'FF0000' } });
+    const zoom = await render('long-zoom', { speech: long, frameRate: 'constant', background: moving('zoom-in') });
+    expect(barred.rendered.renderPath).toBe('moving');
+    expect(barred.pictures).toBe(still.frames);
+    expect(zoom.pictures).toBe(still.frames);
+    const { width, height } = size;
+    const aboveBar = (frame: Buffer) => frame.subarray(0, (height - 16) * width * 3);
+    for (const index of [middle - 1, middle, middle + 1, still.frames - 1]) {
+      const [a, b] = await Promise.all([decodeFrame(still.file, index, FPS), decodeFrame(barred.file, index, FPS)]);
+      expect(psnr(aboveBar(a), aboveBar(b)), `frame ${index}`).toBeGreaterThan(35);
+      // The bar's right end at the share of frames shown, on both sides of the join.
+      let run = 0;
+      const row = (height - 2) * width * 3;
+      while (run < width && (b[row + run * 3] as number) > 200 && (b[row + run * 3 + 1] as number) < 60) run += 1;
+      expect(Math.abs(run / width - (index + 1) / still.frames), `frame ${index}`).toBeLessThan(0.01);
+    }
+    // The zoom steps on by as little across the join as from one frame to the next elsewhere.
+    const frames = await Promise.all([middle - 2, middle - 1, middle].map((index) => decodeFrame(zoom.file, index, FPS)));
+    const step = psnr(frames[0]!, frames[1]!);
+    expect(psnr(frames[1]!, frames[2]!)).toBeGreaterThan(step - 3);
+    expect(await keyframeTimes(zoom.file)).toEqual(Array.from({ length: Math.ceil(still.frames / 60) }, (_, index) => index * 2));
   });
 });
 

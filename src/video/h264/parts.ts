@@ -53,6 +53,11 @@ export interface PictureFilters {
   input(fps: number): { source: string; options: string[] };
   /** Filters that make the input a stream of frames at `fps` from frame 0, if it is not one already. */
   clock?: string;
+  /**
+   * The same frames from `startFrame` on (a move's expressions counting from there), for a picture encoded in parts;
+   * absent where a layer with a clock cannot start later (a clip). A layer without a clock starts anywhere alike.
+   */
+  clockFrom?(startFrame: number): string;
   /** Rows `top` to `top + rows` of the background at full `width` (square pixels, yuv420p). */
   region(width: number, top: number, rows: number): string;
   /**
@@ -70,7 +75,7 @@ export interface PictureFilters {
 }
 
 /** The part of the picture filters a background gives: where frames come from and how a band of rows is cut from them. */
-export type PictureLayer = Pick<PictureFilters, 'input' | 'clock' | 'region' | 'flat'>;
+export type PictureLayer = Pick<PictureFilters, 'input' | 'clock' | 'clockFrom' | 'region' | 'flat'>;
 
 /** A still background from frame `start` to the next scene's start (or the end): one scene of a video. */
 export interface PictureScene {
