@@ -64,13 +64,31 @@ export function characterAlignment(text: string, words: readonly Pick<SpokenWord
   };
 }
 
-/** The characters whose start falls in [from, to) seconds, for a chunk of a stream. */
-export function alignmentBetween(alignment: CharacterAlignment, from: number, to: number): CharacterAlignment {
-  const indices = alignment.character_start_times_seconds.flatMap((start, index) => (start >= from && start < to ? [index] : []));
-  const pick = <T>(values: readonly T[]) => indices.map((index) => values[index] as T);
-  return {
-    characters: pick(alignment.characters),
-    character_start_times_seconds: pick(alignment.character_start_times_seconds),
-    character_end_times_seconds: pick(alignment.character_end_times_seconds),
-  };
+/**
+ * The characters of a text being streamed, timed as its words come (`add`, in order) and handed out once each
+ * (`take`): up to the end of the last word so far, and with `final` the rest. The times of characters already handed
+ * out never change, since later words only time the characters after them.
+ */
+export class StreamedAlignment {
+  private readonly words: Array<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>> = [];
+  private text = '';
+  private timedTo = 0;
+  private given = 0;
+
+  add(words: ReadonlyArray<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>>, text: string): void {
+    this.words.push(...words);
+    this.text = text;
+    for (const word of words) this.timedTo = Math.max(this.timedTo, word.offset + word.length);
+  }
+
+  take(final = false): CharacterAlignment {
+    const all = characterAlignment(this.text.slice(0, final ? this.text.length : this.timedTo), this.words);
+    const from = this.given;
+    this.given = Math.max(from, all.characters.length);
+    return {
+      characters: all.characters.slice(from),
+      character_start_times_seconds: all.character_start_times_seconds.slice(from),
+      character_end_times_seconds: all.character_end_times_seconds.slice(from),
+    };
+  }
 }

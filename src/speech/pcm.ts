@@ -74,6 +74,8 @@ export function joinSpeech(chunks: readonly SpokenSpan[], options: JoinOptions =
  */
 export class SpeechJoiner {
   private started = false;
+  /** Samples handed out so far. */
+  private position = 0;
 
   constructor(
     readonly sampleRate: number,
@@ -81,19 +83,32 @@ export class SpeechJoiner {
   ) {}
 
   push(chunk: SpokenSpan): Int16Array {
+    return this.pushTimed(chunk).samples;
+  }
+
+  /** push(), with the chunk's sentence and words timed as joinSpeech times them in the whole recording. */
+  pushTimed(chunk: SpokenSpan): { samples: Int16Array } & Pick<Speech, 'sentences' | 'words'> {
     if (chunk.sampleRate !== this.sampleRate) throw new Error('All chunks of one speech must share a sample rate');
-    const piece = joinSpeech([{ ...chunk, pauseBefore: undefined }], { ...this.options, edgeSeconds: 0 }).samples;
-    if (piece.length === 0) return piece;
+    const piece = joinSpeech([{ ...chunk, pauseBefore: undefined }], { ...this.options, edgeSeconds: 0 });
+    if (piece.samples.length === 0) return { samples: piece.samples, sentences: [], words: [] };
     const pause = chunk.pauseBefore ?? (this.started ? (this.options.gapSeconds ?? GAP_SECONDS) : 0);
     const lead = this.silence(this.started ? pause : this.edgeSeconds + pause);
     this.started = true;
-    const samples = new Int16Array(lead + piece.length);
-    samples.set(piece, lead);
-    return samples;
+    const samples = new Int16Array(lead + piece.samples.length);
+    samples.set(piece.samples, lead);
+    const shift = (this.position + lead) / this.sampleRate;
+    this.position += samples.length;
+    return {
+      samples,
+      sentences: piece.sentences.map((sentence) => ({ ...sentence, start: sentence.start + shift, end: sentence.end + shift })),
+      words: piece.words.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })),
+    };
   }
 
   end(): Int16Array {
-    return new Int16Array(this.silence(this.edgeSeconds) * (this.started ? 1 : 2));
+    const samples = new Int16Array(this.silence(this.edgeSeconds) * (this.started ? 1 : 2));
+    this.position += samples.length;
+    return samples;
   }
 
   private get edgeSeconds(): number {

@@ -23,7 +23,7 @@ import { assertSpeakable, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
 import { speakable } from './spoken-text.js';
 import type { Script, Utterance } from './script.js';
-import { spokenSpan, timedWordsIn, type SpokenWord } from './words.js';
+import { spokenSpan, timedWords, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
 import { mapInOrder } from './map-in-order.js';
 
@@ -113,6 +113,11 @@ export interface StreamRequest extends SpeakRequest {
   speed: number;
   /** Resample to this rate; by default the voice's own. */
   sampleRate?: number;
+  /**
+   * Told the words of each sentence as its audio goes to the encoder (streamAudio), in order: their times in the
+   * stream (seconds from its start), their spans in `text`, the written text (words.ts spokenSpan).
+   */
+  onWords?: (words: SpokenWord[], text: string) => void;
 }
 
 /** Encoded audio in memory with its words' times (`timedAudio`). */
@@ -281,8 +286,8 @@ export class Synthesizer {
     const { duration, words, marks } = published.produced;
     const [vtt, srt] = published.companions;
     // The captions show emoji with their word; the timestamps cover what is said.
-    const said = words?.map((word) => ({ ...word, ...spokenSpan(written, word) }));
-    return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(said && vtt && srt ? { words: said, captions: { vtt, srt } } : {}) };
+    const spoken = words && saidWords(written, words);
+    return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(spoken && vtt && srt ? { words: spoken, captions: { vtt, srt } } : {}) };
   }
 
   /**
@@ -298,7 +303,7 @@ export class Synthesizer {
       await encodeSpeech(this.ffmpeg, speech, { encoding, speed: tempo, sampleRate, output: file, signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
       const text = speech.text ?? request.text;
       const duration = speech.duration / tempo;
-      const words = timedWordsIn(text, speech, duration).map((word) => ({ ...word, ...spokenSpan(text, word) }));
+      const words = saidWords(text, timedWordsIn(text, speech, duration));
       return { audio: await readFile(file), text, duration, words };
     } finally {
       await folder.remove();
@@ -317,6 +322,8 @@ export class Synthesizer {
     const maxSeconds = this.limits.audioSeconds * tempo;
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
       const speech = await this.speak(speaking, maxSeconds, join);
+      const written = speech.text ?? request.text;
+      request.onWords?.(saidWords(written, timedWordsIn(written, speech, speech.duration / tempo)), written);
       const folder = await this.scratch.folder('audio').catch(storageFailed);
       try {
         const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[request.encoding].extension}`);
@@ -330,7 +337,8 @@ export class Synthesizer {
       return;
     }
     let spokenFailure: unknown;
-    const pieces = this.pcmPieces(speaking, maxSeconds, new SpeechJoiner(voice.sampleRate, join));
+    const script = this.scriptOf(speaking);
+    const pieces = this.pcmPieces(speaking, script, maxSeconds, new SpeechJoiner(voice.sampleRate, join), request.onWords && wordsInTurn(script.text, tempo, request.onWords));
     // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
     void head.catch(() => undefined);
@@ -353,14 +361,44 @@ export class Synthesizer {
     });
   }
 
-  /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken. */
-  private async *pcmPieces(request: SpeakRequest, maxSeconds: number, joiner: SpeechJoiner): AsyncGenerator<Buffer> {
-    for await (const chunk of this.speakInOrder(request, this.scriptOf(request), maxSeconds, true)) {
-      const samples = joiner.push(chunk);
-      if (samples.length > 0) yield pcmBytes(samples);
+  /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken (and timed, to `onPiece`). */
+  private async *pcmPieces(request: SpeakRequest, script: Script, maxSeconds: number, joiner: SpeechJoiner, onPiece?: (piece: Pick<Speech, 'sentences' | 'words'>) => void): AsyncGenerator<Buffer> {
+    for await (const chunk of this.speakInOrder(request, script, maxSeconds, true)) {
+      const piece = joiner.pushTimed(chunk);
+      onPiece?.(piece);
+      if (piece.samples.length > 0) yield pcmBytes(piece.samples);
     }
     yield pcmBytes(joiner.end());
   }
+}
+
+/** Words as they are said: their spans without the emoji at their ends (words.ts spokenSpan). */
+function saidWords(text: string, words: readonly SpokenWord[]): SpokenWord[] {
+  return words.map((word) => ({ ...word, ...spokenSpan(text, word) }));
+}
+
+/**
+ * Streamed speech's pieces → their words, told in turn: the words of the text up to the end of each new piece's
+ * sentence, timed from every piece so far (timedWords on that much of the text, so no word reaches into sentences
+ * still to come), at the stream's clock (`tempo` stretches it), to the millisecond.
+ */
+function wordsInTurn(text: string, tempo: number, onWords: (words: SpokenWord[], text: string) => void): (piece: Pick<Speech, 'sentences' | 'words'>) => void {
+  const sentences: Speech['sentences'] = [];
+  const timings: Speech['words'] = [];
+  let told = 0;
+  return (piece) => {
+    if (piece.sentences.length === 0) return;
+    sentences.push(...piece.sentences);
+    timings.push(...piece.words);
+    const end = Math.max(...piece.sentences.map((sentence) => sentence.textOffset + sentence.textLength));
+    const last = sentences.at(-1)?.end ?? 0;
+    const atClock = (seconds: number) => Math.round((seconds / tempo) * 1000) / 1000;
+    const words = timedWords(text.slice(0, end), { samples: new Int16Array(0), sampleRate: 1, duration: last, sentences, words: timings })
+      .filter((word) => word.offset >= told)
+      .map((word) => ({ ...word, start: atClock(word.start), end: atClock(word.end) }));
+    told = end;
+    if (words.length > 0) onWords(saidWords(text, words), text);
+  };
 }
 
 /** Reads our own headers where it can (no process to start), else asks ffprobe. */

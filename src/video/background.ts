@@ -35,6 +35,8 @@ export function isMoving(background: Background | undefined): boolean {
 function clipLayer(file: string, size: FrameSize, fps: number): PictureLayer {
   return {
     input: () => ({ source: file, options: ['-stream_loop', '-1', '-an', '-sn', '-dn'] }),
+    // No clockFrom: a part starting later would decode the clip's frames up to it only to drop them (measured: a 60 s
+    // 1080×1920 video over a looped 10 s clip took 23 s in two halves, 21 s whole).
     clock:
       `fps=${fps},scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,` +
       `crop=${size.width}:${size.height},setsar=1,format=yuv420p,setpts=N`,

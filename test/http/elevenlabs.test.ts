@@ -104,6 +104,24 @@ describe('text to speech with the official ElevenLabs SDK', () => {
     expect(characters.join('')).toBe(SENTENCE);
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
     expect((await probe(await saved(Buffer.concat(audio), 'mp3'))).duration).toBeGreaterThan(1);
+    // A long text streams as it is spoken: the first lines come while the job still runs, each sentence's characters
+    // with the audio that follows them, at the times /with-timestamps gives the whole text.
+    const long = Array.from({ length: 30 }, (_, i) => `This is sentence number ${i + 1}, spoken in turn.`).join(' ');
+    const asked = performance.now();
+    const streamed = await client.textToSpeech.streamWithTimestamps(VOICE, { text: long, outputFormat: 'mp3_22050_32' });
+    const lines: Array<{ characters: string[]; starts: number[] }> = [];
+    let firstLineMs: number | undefined;
+    for await (const chunk of streamed) {
+      firstLineMs ??= performance.now() - asked;
+      lines.push({ characters: chunk.alignment?.characters ?? [], starts: chunk.alignment?.characterStartTimesSeconds ?? [] });
+    }
+    // Speaking the whole text first would hold the first line until the end (it did: ×0.9 and more of the whole time).
+    expect(firstLineMs).toBeLessThan((performance.now() - asked) * 0.5);
+    expect(lines.map((line) => line.characters.join('')).join('')).toBe(long);
+    expect(lines.filter((line) => line.characters.length > 0).length).toBeGreaterThan(10);
+    const whole = (await client.textToSpeech.convertWithTimestamps(VOICE, { text: long, outputFormat: 'mp3_22050_32' })).alignment as ElevenLabs.CharacterAlignmentResponseModel;
+    const streamedStarts = lines.flatMap((line) => line.starts);
+    streamedStarts.forEach((start, index) => expect(Math.abs(start - (whole.characterStartTimesSeconds[index] as number)), `character ${index}`).toBeLessThan(0.1));
     // Raw PCM comes in whole samples, line by line.
     for await (const chunk of await client.textToSpeech.streamWithTimestamps(VOICE, { text: SENTENCE, outputFormat: 'pcm_22050' })) {
       expect(Buffer.from(chunk.audioBase64, 'base64').length % 2).toBe(0);

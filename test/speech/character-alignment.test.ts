@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alignmentBetween, characterAlignment } from '../../src/speech/character-alignment.js';
+import { characterAlignment, StreamedAlignment } from '../../src/speech/character-alignment.js';
 
 describe('characterAlignment', () => {
   it("spreads each word's time over its characters and the gaps over the characters between words", () => {
@@ -27,12 +27,24 @@ describe('characterAlignment', () => {
     expect(alignment.character_end_times_seconds.at(-1)).toBe(0.7);
   });
 
-  it('gives a stream chunk the characters that start within it', () => {
-    const alignment = characterAlignment('ab cd', [
+  it('hands a stream its characters once each as the words come, with the times the whole text gives them', () => {
+    const text = 'ab cd. ef!';
+    const words = [
       { offset: 0, length: 2, start: 0, end: 1 },
       { offset: 3, length: 2, start: 1.5, end: 2.5 },
-    ]);
-    expect(alignmentBetween(alignment, 0, 1).characters).toEqual(['a', 'b']);
-    expect(alignmentBetween(alignment, 1, Infinity).characters).toEqual([' ', 'c', 'd']);
+      { offset: 7, length: 2, start: 3, end: 3.5 },
+    ];
+    const streamed = new StreamedAlignment();
+    streamed.add(words.slice(0, 2), text);
+    const first = streamed.take();
+    expect(first.characters).toEqual(['a', 'b', ' ', 'c', 'd']);
+    expect(streamed.take().characters).toEqual([]);
+    streamed.add(words.slice(2), text);
+    const second = streamed.take();
+    const last = streamed.take(true);
+    expect([...first.characters, ...second.characters, ...last.characters].join('')).toBe(text);
+    const whole = characterAlignment(text, words);
+    expect([...first.character_start_times_seconds, ...second.character_start_times_seconds, ...last.character_start_times_seconds]).toEqual(whole.character_start_times_seconds);
+    expect(last.characters).toEqual(['!']);
   });
 });

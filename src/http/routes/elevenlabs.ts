@@ -1,15 +1,14 @@
-import { once } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
-import { alignmentBetween, characterAlignment } from '../../speech/character-alignment.js';
-import type { StreamRequest, TimedAudio } from '../../speech/synthesizer.js';
+import { characterAlignment, StreamedAlignment } from '../../speech/character-alignment.js';
+import type { StreamRequest } from '../../speech/synthesizer.js';
 import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
 import { cachePartitionOf, jobClient } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
-import { sendSpeechStream } from '../speech-stream.js';
+import { sendSpeechStream, type Framing } from '../speech-stream.js';
 import { previewUrl } from './voices.js';
 import {
   ELEVENLABS_MODELS,
@@ -24,8 +23,6 @@ import {
   MAX_ELEVENLABS_TEXT,
 } from '../../api/elevenlabs.js';
 
-/** Seconds of audio in each line of /stream/with-timestamps. */
-const CHUNK_SECONDS = 1;
 /** The header ElevenLabs' clients send their key in: GET /v1/models answers in ElevenLabs' shape to requests that carry it. */
 const ELEVENLABS_KEY_HEADER = 'xi-api-key';
 
@@ -123,11 +120,13 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { speech, facts } = prepare(request);
+      const alignment = new StreamedAlignment();
       return sendSpeechStream(app, request, reply, {
         characters: speech.text.length,
         contentType: 'application/x-ndjson',
         facts,
-        write: async (signal, output) => writeTimedLines(output, await app.synthesizer.timedAudio({ ...speech, signal }), signal),
+        framing: timedLines(alignment, speech.encoding === 'pcm' ? 2 : 1),
+        write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal, onWords: (words, text) => alignment.add(words, text) }, output),
       });
     },
   );
@@ -187,20 +186,26 @@ function safeName(id: string): string {
   }
 }
 
-/** The timed audio as ElevenLabs streams it: a JSON line per CHUNK_SECONDS of audio, with the characters that start in it. */
-async function writeTimedLines(output: Writable, timed: TimedAudio, signal: AbortSignal): Promise<void> {
-  const alignment = characterAlignment(timed.text, timed.words);
-  const count = Math.max(1, Math.ceil(timed.duration / CHUNK_SECONDS));
-  // Whole 16-bit samples in every line, for clients that decode raw PCM line by line.
-  const size = 2 * Math.ceil(timed.audio.length / count / 2);
-  for (let index = 0; index < count; index += 1) {
-    const from = (index * timed.duration) / count;
-    const to = index === count - 1 ? Infinity : ((index + 1) * timed.duration) / count;
-    const part = alignmentBetween(alignment, from, to);
-    const line = { audio_base64: timed.audio.subarray(index * size, (index + 1) * size).toString('base64'), alignment: part, normalized_alignment: part };
-    if (!output.write(`${JSON.stringify(line)}\n`)) await once(output, 'drain', { signal });
-  }
-  output.end();
+/**
+ * The audio as ElevenLabs streams it with timestamps: a JSON line for each piece the encoder gives, with the
+ * characters timed since the line before (a sentence's as its audio goes to the encoder), the rest in a last line.
+ * Each line holds whole samples of `sampleBytes` (raw PCM decodes line by line).
+ */
+function timedLines(alignment: StreamedAlignment, sampleBytes: number): Framing {
+  let carried = Buffer.alloc(0);
+  const line = (audio: Buffer, final: boolean) => {
+    const part = alignment.take(final);
+    return `${JSON.stringify({ audio_base64: audio.toString('base64'), alignment: part, normalized_alignment: part })}\n`;
+  };
+  return {
+    chunk: (audio) => {
+      const bytes = Buffer.concat([carried, audio]);
+      const whole = bytes.length - (bytes.length % sampleBytes);
+      carried = bytes.subarray(whole);
+      return line(bytes.subarray(0, whole), false);
+    },
+    end: () => line(carried, true),
+  };
 }
 
 export default elevenLabsRoutes;
