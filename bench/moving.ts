@@ -59,11 +59,15 @@ export async function measureMoving(raw: RawPipeline, options: { voice: string; 
       return { background: { type: 'image' as const, file }, startFrame: Math.round(((index + 1) * captions.frames) / 4) };
     }),
   );
-  // A clip as creators shoot them: 10 s of 1080×1920 H.264 at 30 fps, moving all over (looped six times).
+  // A clip as phones shoot them: 10 s of 1080×1920 H.264 at 30 fps in BT.709, tagged so, moving all over (looped
+  // six times); taken as it is, as an upload found so would be (size and bt709 from its record).
   const clip = path.join(workDir, 'clip.mp4');
   await runProcess(
     ffmpeg.tools.ffmpeg,
-    ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:r=30:d=10', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', clip],
+    [
+      '-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:r=30:d=10', '-vf', 'scale=out_color_matrix=bt709:out_range=tv',
+      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-colorspace', 'bt709', '-color_primaries', 'bt709', '-color_trc', 'bt709', clip,
+    ],
     { timeoutMs: 120_000 },
   );
   const titled = layoutCaptions({ text, speech, size, aspectRatio: '9:16', fps: FPS, look: { style: 'pop' }, title: { text: 'Four pictures, one story', seconds: 3 } });
@@ -73,7 +77,7 @@ export async function measureMoving(raw: RawPipeline, options: { voice: string; 
     { label: 'image zooming in', options: { background: { ...still, motion: 'zoom-in' } }, ms: [] },
     { label: 'image panning', options: { background: { ...still, motion: 'pan' } }, ms: [] },
     { label: 'still image and a progress bar', options: { background: still, progressBar: { colour: 'FFD23F' } }, ms: [] },
-    { label: 'a 10 s clip, looped', options: { background: { type: 'video', file: clip } }, ms: [] },
+    { label: 'a 10 s clip, looped', options: { background: { type: 'video', file: clip, size, bt709: true } }, ms: [] },
   ];
   const render = (options: Partial<RenderOptions>, output: string) =>
     renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output, ...options });

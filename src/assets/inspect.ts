@@ -25,13 +25,16 @@ const CPU_LIMIT_REACHED = /received signal 24\b/;
 export type AssetFacts =
   | { kind: 'image'; width: number; height: number }
   | { kind: 'audio'; duration: number; loudness?: number; format?: AssetFormat }
-  | { kind: 'video'; width: number; height: number; duration: number };
+  | { kind: 'video'; width: number; height: number; duration: number; bt709?: true };
 
 interface ProbedStream {
   codec_type?: string;
   codec_name?: string;
   width?: number;
   height?: number;
+  pix_fmt?: string;
+  color_space?: string;
+  color_range?: string;
   disposition?: { attached_pic?: number };
 }
 
@@ -172,7 +175,10 @@ async function checkVideo(run: Run, limits: AssetLimits): Promise<AssetFacts> {
     input: ['-err_detect', 'explode'],
     output: ['-map', '0:v:0', '-t', String(limits.maxVideoSeconds + 1), '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
   });
-  return { kind: 'video', width, height, duration: wholeLength('clip', decodedSeconds(stdout), stated, limits.maxVideoSeconds, CLIP_SLACK) };
+  const duration = wholeLength('clip', decodedSeconds(stdout), stated, limits.maxVideoSeconds, CLIP_SLACK);
+  // Already what videos are made of (tagged so, as phones tag theirs): at the frame's size it needs no conversion.
+  const bt709 = picture.pix_fmt === 'yuv420p' && picture.color_space === 'bt709' && (picture.color_range ?? 'tv') === 'tv';
+  return { kind: 'video', width, height, duration, ...(bt709 ? { bt709 } : {}) };
 }
 
 /** The length the file's header states, NaN where ffmpeg only guessed it from the bitrate. */

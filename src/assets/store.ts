@@ -33,6 +33,8 @@ const AssetRecord = Type.Object({
   duration: Type.Optional(Type.Number({ minimum: 0 })),
   /** Audio: integrated loudness in LUFS (EBU R128), measured on upload; music is levelled against the voice with it. */
   loudness: Type.Optional(Type.Number()),
+  /** A clip in yuv420p, tagged BT.709, limited range: at the frame's size it is used as it is. */
+  bt709: Type.Optional(Type.Boolean()),
   created: Type.String(),
 });
 type AssetRecord = Static<typeof AssetRecord>;
@@ -51,6 +53,7 @@ export interface ResolvedAsset {
   height?: number;
   duration?: number;
   loudness?: number;
+  bt709?: boolean;
 }
 
 /** A received file waiting in the temporary folder: `admit` checks and stores it; `discard` removes it. */
@@ -199,8 +202,8 @@ export class AssetStore {
       });
     }
     if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an asset of kind ${kind}; this one is ${asset.kind}.` });
-    const { format, width, height, duration, loudness } = asset;
-    return { path: this.fileOf(ownerFolder(owner), asset), kind, format, width, height, duration, loudness };
+    const { format, width, height, duration, loudness, bt709 } = asset;
+    return { path: this.fileOf(ownerFolder(owner), asset), kind, format, width, height, duration, loudness, bt709 };
   }
 
   /**

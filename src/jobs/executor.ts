@@ -242,7 +242,10 @@ async function backgroundOf(option: BackgroundOption | undefined, assets: AssetS
     const [from, to] = option.gradient.map((colour) => hex(colour) as string) as [string, string];
     return { type: 'gradient', colors: [from, to], direction: option.direction ?? 'vertical' };
   }
-  if ('video' in option) return { type: 'video', file: (await assets.resolve(option.video, tenant, 'video', `${field}.video`)).path };
+  if ('video' in option) {
+    const clip = await assets.resolve(option.video, tenant, 'video', `${field}.video`);
+    return { type: 'video', file: clip.path, ...(clip.width && clip.height ? { size: { width: clip.width, height: clip.height } } : {}), bt709: clip.bt709 === true };
+  }
   const file = (await assets.resolve(option.image, tenant, 'image', `${field}.image`)).path;
   return { type: 'image', file, ...(option.motion ? { motion: option.motion } : {}) };
 }

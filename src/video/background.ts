@@ -12,8 +12,11 @@ export type Background =
   | { type: 'gradient'; colors: readonly [string, string]; direction: GradientDirection }
   /** `file`: a checked PNG, JPEG or WebP (an uploaded asset), scaled to cover the frame and cropped to it; `motion` moves over it. */
   | { type: 'image'; file: string; motion?: Motion }
-  /** `file`: a checked clip (an uploaded video asset), its frames at the video's rate, scaled to cover, looped; its sound never used. */
-  | { type: 'video'; file: string };
+  /**
+   * `file`: a checked clip (an uploaded video asset), its frames at the video's rate, scaled to cover, looped; its sound
+   * never used. `size` and `bt709` (yuv420p, BT.709, limited range) as found on upload: such a clip at the frame's size is used as it is.
+   */
+  | { type: 'video'; file: string; size?: FrameSize; bt709?: boolean };
 
 /** Slow moves over an image background (Ken Burns). */
 export const MOTIONS = ['zoom-in', 'zoom-out', 'pan'] as const;
@@ -32,14 +35,18 @@ export function isMoving(background: Background | undefined): boolean {
  * there): its frames resampled to the video's rate, scaled until both sides cover the frame, the middle kept, and
  * converted to BT.709 like an image.
  */
-function clipLayer(file: string, size: FrameSize, fps: number): PictureLayer {
+function clipLayer(clip: { file: string; size?: FrameSize; bt709?: boolean }, size: FrameSize, fps: number): PictureLayer {
+  // A clip already at the frame's size in BT.709 needs no scaler: the conversion alone took half of the filters' time
+  // (a 10 s 1080×1920 clip looped to 60 s: 9.8 s with it, 5.0 s without).
+  const asItIs = clip.bt709 === true && clip.size?.width === size.width && clip.size.height === size.height;
+  const fit = asItIs
+    ? ''
+    : `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,crop=${size.width}:${size.height},`;
   return {
-    input: () => ({ source: file, options: ['-stream_loop', '-1', '-an', '-sn', '-dn'] }),
+    input: () => ({ source: clip.file, options: ['-stream_loop', '-1', '-an', '-sn', '-dn'] }),
     // No clockFrom: a part starting later would decode the clip's frames up to it only to drop them (measured: a 60 s
     // 1080×1920 video over a looped 10 s clip took 23 s in two halves, 21 s whole).
-    clock:
-      `fps=${fps},scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,` +
-      `crop=${size.width}:${size.height},setsar=1,format=yuv420p,setpts=N`,
+    clock: `fps=${fps},${fit}setsar=1,format=yuv420p,setpts=N`,
     region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
     flat: false,
   };
@@ -119,7 +126,7 @@ export async function prepareBackground(
   name = 'background',
 ): Promise<PictureLayer> {
   if (background.type === 'color') return colourLayer(background.color);
-  if (background.type === 'video') return clipLayer(background.file, size, timing.fps);
+  if (background.type === 'video') return clipLayer(background, size, timing.fps);
   const file = path.join(workDir, `${name}.yuv`);
   const motion = background.type === 'image' ? background.motion : undefined;
   const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);

@@ -13,14 +13,14 @@ const dir = useTempDir('voxreel-clips-');
 const file = (name: string) => path.join(dir, name);
 
 /** Half a second of red, then half a second of blue, at `size`, with a tone beside it (never to be heard). */
-function redThenBlue(size: string, seconds = 1): string[] {
+function redThenBlue(size: string, seconds = 1, after = ''): string[] {
   const half = seconds / 2;
   return [
     '-v', 'error', '-y',
     '-f', 'lavfi', '-i', `color=c=0xE01010:s=${size}:r=${FPS}:d=${half}`,
     '-f', 'lavfi', '-i', `color=c=0x1030E0:s=${size}:r=${FPS}:d=${half}`,
     '-f', 'lavfi', '-i', `sine=f=1000:d=${seconds}`,
-    '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0[v]', '-map', '[v]', '-map', '2:a',
+    '-filter_complex', `[0:v][1:v]concat=n=2:v=1:a=0${after}[v]`, '-map', '[v]', '-map', '2:a',
   ];
 }
 
@@ -28,10 +28,15 @@ beforeAll(async () => {
   const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac'];
   await Promise.all([
     runFfmpeg([...redThenBlue('640x360'), ...h264, '-movflags', '+faststart', file('clip.mp4')]),
+    // As phones write them: BT.709, tagged so; at the 720p portrait frame's own size.
+    runFfmpeg([
+      ...redThenBlue('720x1280', 1, ',scale=out_color_matrix=bt709:out_range=tv'), ...h264,
+      '-colorspace', 'bt709', '-color_primaries', 'bt709', '-color_trc', 'bt709', '-color_range', 'tv', file('phone.mp4'),
+    ]),
     runFfmpeg([...redThenBlue('640x360'), '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', file('clip.webm')]),
     runFfmpeg([...redThenBlue('640x360'), ...h264, '-f', 'mov', file('clip.mov')]),
     runFfmpeg([...redThenBlue('160x90', 6), ...h264, file('long.mp4')]),
-    runFfmpeg([...redThenBlue('800x450'), ...h264, file('large.mp4')]),
+    runFfmpeg([...redThenBlue('1280x800'), ...h264, file('large.mp4')]),
     runFfmpeg([...redThenBlue('320x180'), '-c:v', 'mpeg4', '-c:a', 'aac', file('mpeg4.mp4')]),
     runFfmpeg([...redThenBlue('320x180'), '-c:v', 'libvpx', '-deadline', 'realtime', '-c:a', 'libopus', file('vp8.webm')]),
     // A still picture in a QuickTime file: a video's wrapper around an image.
@@ -44,7 +49,7 @@ beforeAll(async () => {
 });
 
 describe('video clips', () => {
-  const t = useTestApp({ ASSET_MAX_VIDEO_SECONDS: '4', ASSET_MAX_VIDEO_PIXELS: '300000' });
+  const t = useTestApp({ ASSET_MAX_VIDEO_SECONDS: '4', ASSET_MAX_VIDEO_PIXELS: '1000000' });
 
   const upload = async (name: string, as = name) => {
     const form = multipartForm([{ name: 'file', filename: as, content: await readFile(file(name)) }]);
@@ -73,7 +78,7 @@ describe('video clips', () => {
     };
     await refused('truncated.mp4', 422, 'INVALID_ASSET');
     await refused('long.mp4', 413, 'ASSET_TOO_LARGE', /lasts 6 s; the limit is 4 s/);
-    await refused('large.mp4', 413, 'ASSET_TOO_LARGE', /800×450/);
+    await refused('large.mp4', 413, 'ASSET_TOO_LARGE', /1280×800/);
     await refused('mpeg4.mp4', 415, 'UNSUPPORTED_ASSET', /mpeg4/);
     await refused('vp8.webm', 415, 'UNSUPPORTED_ASSET', /vp8/);
     await refused('picture.mov', 415, 'UNSUPPORTED_ASSET', /png/);
@@ -116,6 +121,16 @@ describe('video clips', () => {
     const plain = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: '#000000' } });
     const audioHash = async (video: string) => (await runFfmpeg(['-v', 'error', '-i', video, '-map', '0:a', '-f', 'md5', '-'])).stdout.toString();
     expect(await audioHash(output)).toBe(await audioHash(path.join(t.outputDir, 'video', path.basename(plain.json<TtsVideoResponse>().url))));
+
+    // A BT.709 clip at the frame's size is taken as it is (no scaler), and looks the same.
+    const phoneUpload = await upload('phone.mp4');
+    expect(phoneUpload.statusCode, phoneUpload.body).toBe(201);
+    const phone = phoneUpload.json<{ id: string }>().id;
+    const [record] = (await t.listFiles()).filter((name) => name.endsWith(`${phone}.json`));
+    expect(JSON.parse(await readFile(path.join(t.outputDir, record as string), 'utf8'))).toMatchObject({ bt709: true });
+    const asItIs = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: { video: phone } } });
+    const asItIsFile = path.join(t.outputDir, 'video', path.basename(asItIs.json<TtsVideoResponse>().url));
+    for (const [frame, colour] of [[7, RED], [22, BLUE], [37, RED]] as const) expect(near(await corner(asItIsFile, frame), colour), `frame ${frame}: ${await corner(asItIsFile, frame)}`).toBe(true);
 
     const scene = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: '#10A030', scenes: [{ background: { video: id }, start: 1 }] } });
     expect(scene.statusCode, scene.body).toBe(200);
