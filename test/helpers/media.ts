@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { Ffmpeg, type MediaInfo } from '../../src/media/ffmpeg.js';
 import { runProcess, type RunResult } from '../../src/media/process.js';
 import { resolveMediaTools } from '../../src/media/tools.js';
@@ -76,4 +78,11 @@ export async function keyframeTimes(file: string): Promise<number[]> {
     .map((line) => line.split(','))
     .filter(([, flags]) => flags?.startsWith('K'))
     .map(([time]) => Number(time));
+}
+
+/** Frame `frame` of a video as test-results/<folder>/<name>.png, for a person to look at. */
+export async function screenshot(folder: string, name: string, file: string, frame: number): Promise<void> {
+  const dir = path.resolve('test-results', folder);
+  await mkdir(dir, { recursive: true });
+  await runFfmpeg(['-v', 'error', '-i', file, '-vf', `select=eq(n\\,${frame})`, '-frames:v', '1', '-y', path.join(dir, `${name}.png`)]);
 }

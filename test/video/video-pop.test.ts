@@ -1,6 +1,6 @@
 // Issue 24: captions that read on a phone. The pop style (big, one to three words, thick outline, the spoken word
 // growing in), caption_case, and a word too long for the frame shrunk to fit; frames decoded and measured.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assScript } from '../../src/video/ass.js';
@@ -9,7 +9,7 @@ import type { Captions } from '../../src/video/captions.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import { renderVideo } from '../../src/video/render.js';
-import { decodeErrors, decodeFrame, ffmpeg, runFfmpeg } from '../helpers/media.js';
+import { decodeErrors, decodeFrame, ffmpeg, screenshot } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { useTestApp } from '../helpers/helpers.js';
 import { captionPixels, toneSpeech } from '../helpers/video-helpers.js';
@@ -17,7 +17,6 @@ import { captionPixels, toneSpeech } from '../helpers/video-helpers.js';
 const FPS = 30;
 const TEXT = 'Creators post captions like these, big and bold, one beat at a time';
 const dir = useTempDir('voxreel-pop-');
-const SCREENSHOTS = path.join(import.meta.dirname, '..', '..', 'test-results', 'creator');
 
 async function render(name: string, text: string, look: Partial<CaptionLook>): Promise<{ file: string; captions: Captions }> {
   const speech = toneSpeech(text, { wordSeconds: 0.4, gapSeconds: 0.1 });
@@ -39,10 +38,8 @@ function litHeight(frame: Buffer, width: number): number {
   return rows.size;
 }
 
-async function screenshot(name: string, file: string, frame: number): Promise<void> {
-  await mkdir(SCREENSHOTS, { recursive: true });
-  await runFfmpeg(['-v', 'error', '-i', file, '-vf', `select=eq(n\\,${frame})`, '-frames:v', '1', '-y', path.join(SCREENSHOTS, `${name}.png`)]);
-}
+/** One frame for a person to look at: test-results/creator/<name>.png. */
+const creatorScreenshot = (name: string, file: string, frame: number) => screenshot('creator', name, file, frame);
 
 describe('pop captions', () => {
   it('shows one to three big words at a time in the middle of the 9:16 safe area, 7-9 % of the frame high', async () => {
@@ -59,7 +56,7 @@ describe('pop captions', () => {
     expect(Math.abs((box!.top + box!.bottom) / 2 - height / 2)).toBeLessThan(height * 0.12);
     expect(box!.left).toBeGreaterThanOrEqual(width * 0.06 - 4);
     expect(box!.right).toBeLessThanOrEqual(width * 0.85);
-    await screenshot('pop-9x16', file, settled.startFrame);
+    await creatorScreenshot('pop-9x16', file, settled.startFrame);
   });
 
   it('grows the spoken word in over its first frames (about 80 ms), then holds it at its lit size', async () => {
@@ -96,7 +93,7 @@ describe('pop captions', () => {
     const settled = captions.states.find((state) => state.grow === undefined && state.startFrame > 30)!;
     const { box } = captionPixels(await decodeFrame(file, settled.startFrame, FPS), captions.box.width);
     expect(box!.right).toBeLessThanOrEqual(captions.box.width * 0.85);
-    await screenshot('pop-upper-9x16', file, settled.startFrame);
+    await creatorScreenshot('pop-upper-9x16', file, settled.startFrame);
   });
 
   it('draws a box in the highlight colour behind the spoken word only, the word in the text colour (highlight_box)', async () => {
@@ -133,7 +130,7 @@ describe('pop captions', () => {
         if (x > withBox.left && x < withBox.right && Math.min(frame[offset] as number, frame[offset + 1] as number, frame[offset + 2] as number) > 235) white += 1;
       }
       expect(white, style).toBeGreaterThan(200);
-      await screenshot(`${style}-highlight-box-9x16`, boxed.file, state.startFrame);
+      await creatorScreenshot(`${style}-highlight-box-9x16`, boxed.file, state.startFrame);
     }
   });
 
@@ -153,10 +150,12 @@ describe('POST /tts-video: platform presets and the pop options', () => {
   const video = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Hello from voxreel, made for phones.', voice: 'espeak-ng:en-us', ...payload } });
 
   it('sets the size and aspect of each platform, and lets a field given as well win', async () => {
-    for (const [platform, width, height] of [['tiktok', 1080, 1920], ['instagram-feed', 1080, 1350], ['youtube', 1920, 1080]] as const) {
+    const presets = [['tiktok', 1080, 1920], ['reels', 1080, 1920], ['shorts', 1080, 1920], ['instagram-feed', 1080, 1350], ['youtube', 1920, 1080]] as const;
+    for (const [platform, width, height] of presets) {
       const response = await video({ platform, caption_style: 'pop', caption_case: 'upper', caption_outline: 0.15 });
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json()).toMatchObject({ width, height });
+      await creatorScreenshot(`platform-${platform}`, path.join(t.outputDir, 'video', path.basename(response.json<{ url: string }>().url)), 20);
     }
     const titled = await video({ platform: 'shorts', resolution: '720p', title: 'Watch this', title_seconds: 1.5, subtitles: false });
     expect(titled.statusCode, titled.body).toBe(200);
@@ -200,6 +199,6 @@ describe('a title over the first seconds', () => {
     expect(titleRows(after)).toBe(0);
     // The captions are drawn with and after it.
     expect(captionPixels(after, size.width).count).toBeGreaterThan(2000);
-    await screenshot('title-9x16', file, 30);
+    await creatorScreenshot('title-9x16', file, 30);
   });
 });

@@ -10,7 +10,7 @@ import { layoutCaptions } from '../../src/video/layout.js';
 import type { FrameRate } from '../../src/video/options.js';
 import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
 import { crossfadeFrames, placeScenes, sceneTimeline, type Scene } from '../../src/video/scenes.js';
-import { decodeErrors, decodeFrame, ffmpeg, frameHashes, keyframeTimes, probe, runFfmpeg } from '../helpers/media.js';
+import { decodeErrors, decodeFrame, ffmpeg, frameHashes, keyframeTimes, probe, runFfmpeg, screenshot } from '../helpers/media.js';
 import { uploadAsset, useTestApp } from '../helpers/helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { toneSpeech } from '../helpers/video-helpers.js';
@@ -113,6 +113,8 @@ describe('scenes in the picture', () => {
       const plain = await render(`cuts-${frameRate}-plain`, { frameRate, scenes: SCENES, splice: false });
       expect(plain.rendered.renderPath).toBe('plain');
       for (const frame of [19, 20, 41, 77]) expectNear(await corner(plain.file, frame), await corner(file, frame), 3);
+      // One frame of each scene (a constant-rate file's pictures are its frames).
+      if (frameRate === 'constant') for (const frame of [10, 30, 60, 100]) await screenshot('creator', `scenes-frame-${frame}`, file, frame);
       // A keyframe (IDR picture) at every scene start (each still is encoded once there), then every 2 s of the scene.
       const keyframes = (await keyframeTimes(file)).map((time) => Math.round(time * FPS));
       expect(keyframes).toEqual([0, 20, 41, 77, 137].filter((frame) => frame < captions.frames));
