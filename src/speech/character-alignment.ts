@@ -73,7 +73,9 @@ export class StreamedAlignment {
   private readonly words: Array<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>> = [];
   private text = '';
   private timedTo = 0;
+  /** Where the characters handed out so far end, in code points and in UTF-16 units of the text. */
   private given = 0;
+  private givenTo = 0;
 
   add(words: ReadonlyArray<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>>, text: string): void {
     this.words.push(...words);
@@ -82,9 +84,13 @@ export class StreamedAlignment {
   }
 
   take(final = false): CharacterAlignment {
-    const all = characterAlignment(this.text.slice(0, final ? this.text.length : this.timedTo), this.words);
+    const to = final ? this.text.length : this.timedTo;
+    // Most calls (a line for every piece of encoded audio) come with no new word: nothing to align again.
+    if (to <= this.givenTo) return { characters: [], character_start_times_seconds: [], character_end_times_seconds: [] };
+    const all = characterAlignment(this.text.slice(0, to), this.words);
     const from = this.given;
     this.given = Math.max(from, all.characters.length);
+    this.givenTo = to;
     return {
       characters: all.characters.slice(from),
       character_start_times_seconds: all.character_start_times_seconds.slice(from),

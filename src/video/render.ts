@@ -103,10 +103,15 @@ function barHeight(frameHeight: number): number {
   return Math.max(2, 2 * Math.round((frameHeight * 0.008) / 2));
 }
 
+/** A scene's background layer, and the frames it is made for: its own and those of the cross-fade that ends it. */
+interface SceneLayer extends PictureScene {
+  frames: number;
+}
+
 interface PictureJob extends RenderOptions {
   picture: PictureFilters;
   /** With scenes, each one's background layer from its first frame; `picture` is then the first's. */
-  layers?: PictureScene[];
+  layers?: SceneLayer[];
   /** Frames of each cross-fade into the next scene (crossfadeFrames); none for cuts. */
   fades: readonly number[];
   /** The x264 options of the pass that encodes every frame. */
@@ -170,7 +175,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       timeline.map(async (scene, index) => {
         const frames = (timeline[index + 1]?.startFrame ?? totalFrames) - scene.startFrame + (job.fades[index] ?? 0);
         const layer = await prepareBackground(ffmpeg, scene.background, options.size, workDir, limits, { frames, fps: options.fps }, `background-${index}`);
-        return { layer, start: scene.startFrame };
+        return { layer, start: scene.startFrame, frames };
       }),
     );
     job.picture = { ...PICTURE, ...layers[0]?.layer };
@@ -306,13 +311,12 @@ async function encodeMovingPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enc
  * there): each scene's layer cut to its frames (and those of the cross-fade into the next), timed from 0, then one
  * after the other (`concat`), or each faded into the next from its first frame (`xfade`, offset in the joined stream).
  */
-function sceneGraph(job: PictureJob, layers: readonly PictureScene[]): string {
+function sceneGraph(job: PictureJob, layers: readonly SceneLayer[]): string {
   const { width, height } = job.size;
   const rate = `settb=1/${job.fps},setpts=N`;
   const segments = layers.map((scene, index) => {
-    const frames = (layers[index + 1]?.start ?? job.totalFrames) - scene.start + (job.fades[index] ?? 0);
     const layer = { ...job.picture, ...scene.layer };
-    return `[${index}:v]${layer.clock ? `${layer.clock},` : ''}trim=end_frame=${frames},${layer.region(width, 0, height)},${rate}[scene${index}]`;
+    return `[${index}:v]${layer.clock ? `${layer.clock},` : ''}trim=end_frame=${scene.frames},${layer.region(width, 0, height)},${rate}[scene${index}]`;
   });
   if (job.fades.length === 0) return `${segments.join(';')};${layers.map((_, index) => `[scene${index}]`).join('')}concat=n=${layers.length}:v=1:a=0,`;
   const seconds = (frames: number) => (frames / job.fps).toFixed(6);
