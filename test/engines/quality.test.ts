@@ -126,7 +126,8 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
     const uploaded = await t.app.inject({ method: 'POST', url: '/lexicons', payload: lexicon, headers: { 'content-type': 'application/pls+xml' } });
     expect(uploaded.statusCode, uploaded.body).toBe(201);
     const { id } = uploaded.json<{ id: string }>();
-    expect(await words('I like apples a lot.', 'espeak-ng:en-us')).toContain('apples');
+    // Without the lexicon the fruit is heard (Whisper has heard eSpeak's "apples" as "apple" in one CI run of two).
+    expect(await words('I like apples a lot.', 'espeak-ng:en-us')).toMatch(/\bapples?\b/);
     expect(await words('I like apples a lot.', 'espeak-ng:en-us', { lexicons: [id] })).toContain('chocolate');
   }, 120_000);
 
