@@ -190,8 +190,14 @@ export function supervise(child: ChildProcess, limits: ProcessLimits): Supervisi
 }
 
 export interface RunOptions extends ProcessLimits {
-  /** Written to stdin, which is then closed. */
-  input?: string | Buffer;
+  /**
+   * Written to stdin, which is then closed. A promise: the program starts at once (its start-up overlapping whatever
+   * makes the input) and gets the input once it settles; should it reject, the program is killed, never left to
+   * finish on an early end of input.
+   */
+  input?: string | Buffer | Promise<Buffer>;
+  /** Handed stdout as it comes, instead of collecting it (the result's stdout is then empty). */
+  onStdout?: (chunk: Buffer) => void;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
 }
@@ -229,7 +235,7 @@ function start({ command, args }: Command, options: RunOptions & { stdin?: Reada
   const stdout: Buffer[] = [];
   const stderr = new TailBuffer();
   let spawnError: unknown;
-  if (!options.piped) child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  if (!options.piped) child.stdout.on('data', options.onStdout ?? ((chunk: Buffer) => stdout.push(chunk)));
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.on('error', (error) => {
     spawnError = error;
@@ -256,10 +262,17 @@ function start({ command, args }: Command, options: RunOptions & { stdin?: Reada
     });
   });
   if (child.stdin) {
-    child.stdin.on('error', () => {
+    const stdin = child.stdin;
+    stdin.on('error', () => {
       // EPIPE when the program exits without reading its input; its exit status tells the story.
     });
-    child.stdin.end(options.input);
+    const { input } = options;
+    if (input instanceof Promise) {
+      input.then(
+        (data) => stdin.end(data),
+        () => child.kill('SIGKILL'),
+      );
+    } else stdin.end(input);
   }
   return { child, done };
 }
@@ -270,17 +283,23 @@ export function runProcess(command: string, args: readonly string[], options: Ru
 }
 
 /**
- * Runs `first` with its stdout piped straight into `second`'s stdin (two cores for two stages of one job), both
- * under the same limits; `options.input` goes to the first. Fails with the first failure of either: a first program
- * that fails leaves the second an early end of input, which must not pass for a whole one.
+ * Runs programs one into the next, each one's stdout piped straight into the next one's stdin (a core for each
+ * stage of one job), all under the same limits; `options.input` goes to the first, the last one's stdout is
+ * collected (or handed to `options.onStdout`). Fails with the first failure of any: a program that fails leaves the next an early end of input, which
+ * must not pass for a whole one.
  */
-export async function runPipeline(first: Command, second: Command, options: RunOptions = {}): Promise<[RunResult, RunResult]> {
-  const upstream = start(first, { ...options, piped: true });
-  const downstream = start(second, { ...options, input: undefined, stdin: upstream.child.stdout });
-  // In the same tick, before this process has read a byte of it: the second program alone holds the pipe's read end,
-  // so the first meets a broken pipe, rather than a full one, should the second stop early.
-  upstream.child.stdout.destroy();
-  return Promise.all([upstream.done, downstream.done]);
+export async function runPipeline(commands: readonly Command[], options: RunOptions = {}): Promise<RunResult[]> {
+  const started: Started[] = [];
+  commands.forEach((command, index) => {
+    const upstream = started[index - 1];
+    const last = index === commands.length - 1;
+    const own = { ...options, piped: !last, onStdout: last ? options.onStdout : undefined };
+    started.push(start(command, upstream ? { ...own, input: undefined, stdin: upstream.child.stdout } : own));
+    // In the same tick, before this process has read a byte of it: the next program alone holds the pipe's read end,
+    // so a program meets a broken pipe, rather than a full one, should the next stop early.
+    upstream?.child.stdout.destroy();
+  });
+  return Promise.all(started.map((program) => program.done));
 }
 
 /** Maps a ProcessError to the API's error for its cause: canceled, timed out, or failed. */

@@ -1,26 +1,17 @@
-import { open } from 'node:fs/promises';
+import { withFileRanges, type ReadRange } from '../media/file-ranges.js';
 
 /**
  * Durations read from the headers we write, the way ffprobe reads them, without starting a process for it
  * (ffprobe costs ~60 ms a request here). mp3: the Xing/Info header's frame count times samples per frame;
  * wav: data size over byte rate; ogg: the last page's granule position over the sample rate.
  */
-export async function audioDuration(file: string, container: 'mp3' | 'wav' | 'ogg'): Promise<number> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const read = async (position: number, length: number): Promise<Buffer> => {
-      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - position)));
-      await handle.read(buffer, 0, buffer.length, position);
-      return buffer;
-    };
+export function audioDuration(file: string, container: 'mp3' | 'wav' | 'ogg'): Promise<number> {
+  return withFileRanges(file, async (read, size) => {
     const duration =
       container === 'wav' ? wavDuration(await read(0, 4096)) : container === 'mp3' ? await mp3Duration(read) : await oggDuration(read, size);
     if (!Number.isFinite(duration) || duration <= 0) throw new Error(`no duration in the ${container} header of ${file}`);
     return duration;
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 function wavDuration(head: Buffer): number {
@@ -42,7 +33,7 @@ const MP3_SAMPLE_RATES: Record<number, readonly number[]> = {
   0: [11025, 12000, 8000], // MPEG-2.5
 };
 
-async function mp3Duration(read: (position: number, length: number) => Promise<Buffer>): Promise<number> {
+async function mp3Duration(read: ReadRange): Promise<number> {
   let start = 0;
   const id3 = await read(0, 10);
   if (id3.toString('latin1', 0, 3) === 'ID3') {
@@ -67,7 +58,7 @@ async function mp3Duration(read: (position: number, length: number) => Promise<B
   return (frames * samplesPerFrame) / sampleRate;
 }
 
-async function oggDuration(read: (position: number, length: number) => Promise<Buffer>, size: number): Promise<number> {
+async function oggDuration(read: ReadRange, size: number): Promise<number> {
   const head = await read(0, 4096);
   const vorbis = head.indexOf('\x01vorbis', 0, 'latin1');
   if (vorbis < 0) return Number.NaN;

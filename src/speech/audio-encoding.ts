@@ -109,7 +109,7 @@ export function lowerCeiling(ceiling: number, peak: number): number {
  * dB added to our own reading of a written file's true peak, so that it never reads lower than a meter with a finer
  * interpolator (ffmpeg's ebur128, which the tests use) would.
  */
-const METER_MARGIN = 0.2;
+export const METER_MARGIN = 0.2;
 
 /**
  * The true peak of an encoded file of `channels` channels in dBTP (−Infinity for silence): decoded by ffmpeg and read

@@ -191,19 +191,107 @@ const STRETCH = 32;
 
 /** Estimated true peak in dBTP (4× oversampled, BS.1770-4 Annex 2), the highest of any channel; −Infinity for digital silence. */
 export function truePeak(samples: Int16Array, channels = 1): number {
-  return Math.max(...channelsOf(samples, channels).map(channelPeak));
+  let loudest = 0;
+  for (let index = 0; index < samples.length; index += 1) loudest = Math.max(loudest, Math.abs(samples[index] ?? 0));
+  // Known from the start, the loudest sample passes over every stretch that cannot beat it.
+  const meter = new TruePeakMeter(channels, loudest);
+  meter.push(samples);
+  return meter.finish();
 }
 
-function channelPeak(samples: Int16Array): number {
-  const peaks = stretchPeaks(samples);
-  const signal = padded(samples);
-  let peak = peaks.reduce((highest, level) => Math.max(highest, level), 0);
-  for (let stretch = 0; stretch < peaks.length - 2; stretch += 1) {
-    if (!mayExceed(peaks, stretch, peak)) continue;
-    const end = Math.min(samples.length, (stretch + 1) * STRETCH);
-    for (let index = stretch * STRETCH; index < end; index += 1) peak = Math.max(peak, levelAfter(signal, index));
+/** Frames a meter holds before it reads them. */
+const METER_BLOCK = 16_384;
+
+/**
+ * truePeak of 16-bit audio that arrives in pieces (a decoder's output as it comes): each block of frames is read as
+ * soon as the points after it can be interpolated, so that the answer is ready soon after the last piece. Holds a
+ * block at a time, however long the audio.
+ */
+export class TruePeakMeter {
+  /** Per channel: the frames held, the first HALF_TAPS of the first block being the silence before the sound. */
+  private readonly held: Float32Array[];
+  private length = HALF_TAPS;
+  /** Bytes of a frame not yet whole (a piece can end inside one). */
+  private partial = Buffer.alloc(0);
+  private peak: number;
+
+  /** `atLeast`: a level (sample magnitude) the peak is known to reach, if any: stretches that cannot beat it are passed over. */
+  constructor(
+    private readonly channels = 1,
+    atLeast = 0,
+  ) {
+    this.peak = atLeast;
+    this.held = Array.from({ length: channels }, () => new Float32Array(METER_BLOCK + 2 * HALF_TAPS));
   }
-  return 20 * Math.log10(peak / FULL_SCALE);
+
+  /** Samples, channels interleaved: an Int16Array, or the bytes of one (s16le) in pieces of any length. */
+  push(pcm: Int16Array | Buffer): void {
+    let samples: Int16Array;
+    if (pcm instanceof Int16Array) samples = pcm;
+    else {
+      const bytes = this.partial.length ? Buffer.concat([this.partial, pcm]) : pcm;
+      const whole = bytes.length - (bytes.length % (2 * this.channels));
+      // A copy when the bytes do not start on an even address (an Int16Array must).
+      const aligned = bytes.byteOffset % 2 === 0 ? bytes : Buffer.from(bytes.subarray(0, whole));
+      samples = new Int16Array(aligned.buffer, aligned.byteOffset, whole / 2);
+      this.partial = Buffer.from(bytes.subarray(whole));
+    }
+    const frames = Math.floor(samples.length / this.channels);
+    for (let frame = 0; frame < frames; ) {
+      const room = (this.held[0] as Float32Array).length - this.length;
+      const taken = Math.min(room, frames - frame);
+      if (this.channels === 1) (this.held[0] as Float32Array).set(samples.subarray(frame, frame + taken), this.length);
+      else {
+        this.held.forEach((held, channel) => {
+          for (let at = 0; at < taken; at += 1) held[this.length + at] = samples[(frame + at) * this.channels + channel] ?? 0;
+        });
+      }
+      this.length += taken;
+      frame += taken;
+      if (this.length === (this.held[0] as Float32Array).length) this.read();
+    }
+  }
+
+  /** The true peak in dBTP of everything pushed (the silence after it included). */
+  finish(): number {
+    // The silence after the sound.
+    if (this.length + HALF_TAPS > (this.held[0] as Float32Array).length) this.read();
+    for (const held of this.held) held.fill(0, this.length, this.length + HALF_TAPS);
+    this.length += HALF_TAPS;
+    this.read();
+    return 20 * Math.log10(this.peak / FULL_SCALE);
+  }
+
+  /**
+   * Reads every held frame whose points can be interpolated (HALF_TAPS frames on either side), keeping the last
+   * 2 × HALF_TAPS frames for the next block. Frame `position` of `held` is levelAfter's index `position − HALF_TAPS`.
+   */
+  private read(): void {
+    const last = this.length - HALF_TAPS;
+    for (const held of this.held) {
+      this.peak = heldPeak(held.subarray(0, this.length), this.peak);
+      held.copyWithin(0, last - HALF_TAPS, this.length);
+    }
+    this.length = 2 * HALF_TAPS;
+  }
+}
+
+/**
+ * The highest of `peak` and the levels of a block of held frames: those from HALF_TAPS to HALF_TAPS before its end
+ * (the others are read with the block before or after), position p being levelAfter's index p − HALF_TAPS.
+ */
+function heldPeak(held: Float32Array, peak: number): number {
+  const last = held.length - HALF_TAPS;
+  const peaks = stretchPeaks(held);
+  // A sample's own level is one of its levels: the block's loudest sample passes over whatever cannot beat it.
+  let highest = peaks.reduce((loudest, level) => Math.max(loudest, level), peak);
+  for (let stretch = 0; stretch < peaks.length - 2; stretch += 1) {
+    const from = Math.max(HALF_TAPS, stretch * STRETCH);
+    const to = Math.min(last, (stretch + 1) * STRETCH);
+    if (from >= to || !mayExceed(peaks, stretch, highest)) continue;
+    for (let position = from; position < to; position += 1) highest = Math.max(highest, levelAfter(held, position - HALF_TAPS));
+  }
+  return highest;
 }
 
 /** The samples with HALF_TAPS zeros (the silence before and after the sound) on each side, for the interpolator. */
@@ -214,7 +302,7 @@ function padded(samples: Int16Array): Float32Array {
 }
 
 /** The highest |sample| of each stretch, with an empty stretch at each end so that every stretch has two neighbours. */
-function stretchPeaks(samples: Int16Array): Float64Array {
+function stretchPeaks(samples: Int16Array | Float32Array): Float64Array {
   const stretches = Math.ceil(samples.length / STRETCH);
   const peaks = new Float64Array(stretches + 2);
   for (let stretch = 0; stretch < stretches; stretch += 1) {
@@ -276,7 +364,7 @@ export function normalizeLoudness(samples: Int16Array, sampleRate: number, targe
   if (!Number.isFinite(measured)) return { samples, gain: 0 };
   const plain = target - measured;
   const split = channelsOf(samples, channels);
-  if (Math.max(...split.map(channelPeak)) + plain <= ceiling) return { samples, gain: plain };
+  if (truePeak(samples, channels) + plain <= ceiling) return { samples, gain: plain };
   const levels = new PeakLevels(split);
   let gain = plain;
   let previous: { gain: number; loudness: number } | undefined;
@@ -347,34 +435,52 @@ function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLeve
   peakLevels.findOver(limit);
   const { levels } = peakLevels;
   const length = levels.length;
-  // What each sample needs: the points after a sample lie between it and the next, so both hold them.
-  const gains = new Float32Array(length + 1).fill(1);
-  let over = false;
+  const attack = 10 ** ((ATTACK_DB_PER_MS * 1000) / sampleRate / 20);
+  const release = 10 ** ((RELEASE_DB_PER_MS * 1000) / sampleRate / 20);
+  // The gain is 1 but around the frames over the limit: from as far ahead of each as a fall from the deepest cut
+  // takes to as far after it as the return takes (two frames more, for the rounding of gains kept as 32-bit floats).
+  // Only those stretches are worked on; where they meet, they are one.
+  let loudest = 0;
+  for (let index = 0; index < length; index += 1) loudest = Math.max(loudest, levels[index] ?? 0);
+  if (loudest <= limit) return samples;
+  const depth = Math.log(loudest / limit);
+  const ahead = Math.ceil(depth / Math.log(attack)) + 2;
+  const after = Math.ceil(depth / Math.log(release)) + 4;
+  const stretches: Array<[number, number]> = [];
+  let current: [number, number] | undefined;
   for (let index = 0; index < length; index += 1) {
+    if ((levels[index] ?? 0) <= limit) continue;
+    if (current && index - ahead <= current[1]) current[1] = Math.min(length, index + after);
+    else stretches.push((current = [Math.max(0, index - ahead), Math.min(length, index + after)]));
+  }
+  const limited = samples.slice();
+  for (const [from, to] of stretches) limitStretch(samples, limited, channels, levels, limit, from, to, attack, release);
+  return limited;
+}
+
+/**
+ * The limiter over frames `from` to `to` (exclusive), where the gain starts and ends at 1: what each frame needs (the
+ * points after a frame lie between it and the next, so both hold them), then what it gets: the gain falls ahead of
+ * each peak at `attack` and comes back after it at `release` per frame, never over what any frame needs.
+ */
+function limitStretch(samples: Int16Array, limited: Int16Array, channels: number, levels: Float32Array, limit: number, from: number, to: number, attack: number, release: number): void {
+  const gains = new Float32Array(to - from + 1).fill(1);
+  for (let index = from; index < to; index += 1) {
     const level = levels[index] ?? 0;
     if (level <= limit) continue;
     const needed = limit / level;
-    if (needed < (gains[index] ?? 1)) gains[index] = needed;
-    gains[index + 1] = needed;
-    over = true;
+    if (needed < (gains[index - from] ?? 1)) gains[index - from] = needed;
+    gains[index - from + 1] = needed;
   }
-  if (!over) return samples;
-  // Then what it gets: the gain falls ahead of each peak and comes back after it, never over what any sample needs.
-  const attack = 10 ** ((ATTACK_DB_PER_MS * 1000) / sampleRate / 20);
-  const release = 10 ** ((RELEASE_DB_PER_MS * 1000) / sampleRate / 20);
   let gain = 1;
-  for (let index = length - 1; index >= 0; index -= 1) {
+  for (let index = to - from - 1; index >= 0; index -= 1) {
     gain = Math.min(gains[index] ?? 1, gain * attack);
     gains[index] = gain;
   }
   gain = 1;
-  const limited = new Int16Array(samples.length);
-  for (let index = 0; index < length; index += 1) {
-    gain = Math.min(gains[index] ?? 1, gain * release);
-    for (let at = index * channels; at < (index + 1) * channels; at += 1) {
-      const sample = samples[at] ?? 0;
-      limited[at] = gain < 1 ? Math.round(sample * gain) : sample;
-    }
+  for (let index = from; index < to; index += 1) {
+    gain = Math.min(gains[index - from] ?? 1, gain * release);
+    if (gain >= 1) continue;
+    for (let at = index * channels; at < (index + 1) * channels; at += 1) limited[at] = Math.round((samples[at] ?? 0) * gain);
   }
-  return limited;
 }

@@ -4,6 +4,7 @@ import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
+import { mp4Info } from '../media/mp4-info.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
@@ -14,7 +15,7 @@ import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
 import { crossfadeFrames, sceneTimeline, scenesMove, type Scene, type Transition } from './scenes.js';
 import { forBt601Drawing } from './colour.js';
-import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
+import { encodeSoundtrack, keepUnderCeiling, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -198,20 +199,18 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
       output: audio,
       ...limits,
     };
-    const written = encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure);
-    // The soundtrack's peak is read as soon as it is written, while the picture may still be encoding.
-    const peak = written.then(() => soundtrackPeak(ffmpeg, soundtrack));
-    peak.catch(() => undefined); // awaited after the picture; a failure before then must not go unhandled
-    const [, picture] = await Promise.all([
-      written,
-      encodeWithBackground((pictureJob) =>
-        moving ? encodeMovingPicture(ffmpeg, pictureJob) : options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
-      ).catch(cancelOthersOnFailure),
-    ]);
+    // The picture first: its processes start while the soundtrack's samples are brought to their loudness here.
+    const pictured = encodeWithBackground((pictureJob) =>
+      moving ? encodeMovingPicture(ffmpeg, pictureJob) : options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
+    ).catch(cancelOthersOnFailure);
+    // Its true peak comes with it, heard as it is encoded.
+    const peak = encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure);
+    const [, picture] = await Promise.all([peak, pictured]);
     const muxAndProbe = (encoded: EncodedPicture): Promise<RenderedVideo> =>
       keepUnderCeiling(ffmpeg, soundtrack, peak, async () => {
         await mux(ffmpeg, job, encoded, audio);
-        const info = await ffmpeg.probe(job.output, { signal: job.signal, timeoutMs: job.timeoutMs });
+        // Read from the file's own moov box: what ffprobe would say, without its process.
+        const info = await mp4Info(job.output);
         return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain', frameRate: job.frameRate };
       });
     if (!picture.spliced) return await muxAndProbe(picture);

@@ -1,7 +1,8 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import { limitsOf, runPipeline, runProcess, type ProcessLimits } from '../media/process.js';
-import { AUDIO_ENCODINGS, encodedTruePeak, encodeSpeech, lowerCeiling, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
-import { gatedLoudness, hopEnergies, integratedLoudness, loudnessPower, monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, type HopEnergies } from '../speech/loudness.js';
+import { limitsOf, runPipeline, runProcess, type Command, type ProcessLimits } from '../media/process.js';
+import { lowerCeiling, METER_MARGIN, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
+import { gatedLoudness, hopEnergies, integratedLoudness, loudnessPower, monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, TruePeakMeter, type HopEnergies } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
 import { soundtrackChannels, type Channels } from './options.js';
 
@@ -66,14 +67,29 @@ const MIX_RETRIES = 2;
  * reckoned from the voice's loudness, hop by hop, and the music's level, and applied in the one ffmpeg run that
  * mixes, holds the peaks, meters (ebur128) and encodes; a mix the meter finds off the target is encoded again with
  * the gain corrected (loud music, long pauses, low targets; never at the default volume and target in the mixes tried).
+ *
+ * Answers the written file's true peak (dBTP, heard as a player decodes it: the encoder's packets are decoded as
+ * they come, beside the encode) with a loudness target; undefined without one, when nothing is promised of peaks.
  */
-export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
+export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<number | undefined> {
   const { speech, loudness, music, output } = options;
   const limits = limitsOf(options);
   const channels = soundtrackChannels(options.channels, music !== undefined);
   const peakCeiling = options.peakCeiling ?? peakCeilingFor('aac');
   if (!music) {
-    return encodeSpeech(ffmpeg, speech, { encoding: 'aac', speed: 1, sampleRate: VIDEO_SAMPLE_RATE, channels, loudness, peakCeiling, checkPeak: false, output, ...limits });
+    // The encoder starts at once (some 80 ms of loading) and gets the samples once they are brought to the target
+    // here, as 32-bit floats: the gain applied without rounding.
+    const perChannel = loudness === undefined ? undefined : monoTarget(loudness, channels);
+    const samples = nextTurn().then(() => {
+      const { samples: held, gain } = perChannel === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, perChannel, peakCeiling);
+      return floatPcm(held, gain);
+    });
+    const inputs = ['-probesize', '32', '-analyzeduration', '0', '-f', 'f32le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0'];
+    // A band limit at the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
+    const filters = channels === 2 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : [];
+    const meter = new TruePeakMeter(channels);
+    await runPipeline(encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 }), { ...limits, input: samples, onStdout: (pcm) => meter.push(pcm) });
+    return loudness === undefined ? undefined : meter.finish() + METER_MARGIN;
   }
 
   // ffmpeg decodes the music while the voice is measured here. The voice is brought near the target on its own,
@@ -104,45 +120,75 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
         `${meter ? 'ebur128=framelog=verbose,' : ''}${TO_ENCODER}[mix]`,
     ].join(';');
   const pcm = Buffer.from(voice.samples.buffer, voice.samples.byteOffset, voice.samples.byteLength);
-  // Two processes, one core each: the mix (music decoded, ducked, limited, metered) as 16-bit PCM into the AAC encoder.
-  const encodeMix = async (gain: number, meter: boolean): Promise<number> => {
-    const [{ stderr }] = await runPipeline(
-      {
-        command: ffmpeg.tools.ffmpeg,
-        args: [
-          '-nostdin', '-hide_banner', '-nostats', '-v', meter ? 'info' : 'error',
-          '-probesize', '32', '-analyzeduration', '0', '-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0',
-          // Looped for as long as the narration needs it.
-          '-stream_loop', '-1', '-i', music.file,
-          '-filter_complex', mix(gain, meter), '-map', '[mix]', '-map_metadata', '-1', '-f', 's16le', 'pipe:1',
-        ],
-      },
-      {
-        command: ffmpeg.tools.ffmpeg,
-        args: [
-          '-nostdin', '-hide_banner', '-nostats', '-v', 'error',
-          '-f', 's16le', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-channel_layout', layout, '-i', 'pipe:0',
-          ...AUDIO_ENCODINGS.aac.args, '-y', output,
-        ],
-      },
-      { ...limits, input: pcm },
-    );
+  // Three processes: the mix (music decoded, ducked, limited, metered) as 16-bit PCM into the AAC encoder, whose
+  // packets a decoder hears for the true peak.
+  const encodeMix = async (gain: number, meter: boolean): Promise<{ loudness: number; peak: number }> => {
+    const mixer: Command = {
+      command: ffmpeg.tools.ffmpeg,
+      args: [
+        '-nostdin', '-hide_banner', '-nostats', '-v', meter ? 'info' : 'error',
+        '-probesize', '32', '-analyzeduration', '0', '-f', 's16le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0',
+        // Looped for as long as the narration needs it.
+        '-stream_loop', '-1', '-i', music.file,
+        '-filter_complex', mix(gain, meter), '-map', '[mix]', '-map_metadata', '-1', '-f', 's16le', 'pipe:1',
+      ],
+    };
+    const mixed = ['-f', 's16le', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-channel_layout', layout, '-i', 'pipe:0'];
+    const peakMeter = new TruePeakMeter(channels);
+    const [mixing] = await runPipeline([mixer, ...encodeAndHear(ffmpeg, mixed, [], { channels, output })], { ...limits, input: pcm, onStdout: (heard) => peakMeter.push(heard) });
+    const stderr = mixing?.stderr ?? '';
     // ebur128 prints its summary at the info level as the run ends.
-    return meter ? Number(/I:\s+(-?[\d.]+) LUFS/.exec(stderr.slice(stderr.lastIndexOf('Summary:')))?.[1]) : Number.NaN;
+    const mixLoudness = meter ? Number(/I:\s+(-?[\d.]+) LUFS/.exec(stderr.slice(stderr.lastIndexOf('Summary:')))?.[1]) : Number.NaN;
+    return { loudness: mixLoudness, peak: peakMeter.finish() + METER_MARGIN };
   };
   // No target: the voice keeps its level and alimiter holds the peaks where the music adds to them.
   if (loudness === undefined) {
     await encodeMix(0, false);
-    return;
+    return undefined;
   }
   const bedLoudness = musicLoudness + musicGain - (channels === 1 ? MONO_DOWNMIX : 0);
   let gain = Number.isFinite(musicLoudness) ? loudness - expectedMixLoudness(hopEnergies(voice.samples, speech.sampleRate), voice.gain, bedLoudness, channels) : 0;
   if (!Number.isFinite(gain)) gain = 0;
   for (let attempt = 0; ; attempt += 1) {
-    const mixLoudness = await encodeMix(gain, true);
-    if (!Number.isFinite(mixLoudness) || Math.abs(loudness - mixLoudness) <= MIX_TOLERANCE || attempt === MIX_RETRIES) return;
-    gain += loudness - mixLoudness;
+    const encoded = await encodeMix(gain, true);
+    if (!Number.isFinite(encoded.loudness) || Math.abs(loudness - encoded.loudness) <= MIX_TOLERANCE || attempt === MIX_RETRIES) return encoded.peak;
+    gain += loudness - encoded.loudness;
   }
+}
+
+/**
+ * The last two stages of a soundtrack's pipeline: the AAC encoder, reading its input as `inputs` say, writing
+ * `output` (M4A) and the same packets (ADTS) to its stdout, and a decoder of those packets whose PCM (16-bit,
+ * `channels` interleaved) is the file's sound as a player hears it, for its true peak.
+ */
+function encodeAndHear(ffmpeg: Ffmpeg, inputs: readonly string[], filters: readonly string[], { channels, output, cutoff }: { channels: Channels; output: string; cutoff?: number }): Command[] {
+  const bandLimit = Math.min(AAC_CUTOFF, cutoff ?? AAC_CUTOFF);
+  // The tee muxer gives both outputs the one encode; its output list is parsed with `|` between entries and `\` escaping.
+  const teeOutputs = `[f=ipod]file:${output.replace(/[\\'|[\]]/g, '\\$&')}|[f=adts]pipe:1`;
+  return [
+    {
+      command: ffmpeg.tools.ffmpeg,
+      args: [
+        '-nostdin', '-hide_banner', '-nostats', '-v', 'error', ...inputs, ...filters,
+        '-map', '0:a', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-map_metadata', '-1',
+        ...AAC_ARGS, '-cutoff', String(Math.round(bandLimit)), '-f', 'tee', teeOutputs,
+      ],
+    },
+    { command: ffmpeg.tools.ffmpeg, args: ['-nostdin', '-hide_banner', '-v', 'error', '-f', 'aac', '-i', 'pipe:0', '-ac', String(channels), '-f', 's16le', 'pipe:1'] },
+  ];
+}
+
+/** ffmpeg's AAC encoder as videos use it: no perceptual noise substitution, the fast coder (about 10 % less time, the critical path of a video). */
+const AAC_ARGS = ['-c:a', 'aac', '-aac_coder', 'fast', '-aac_pns', '0', '-b:a', '96k'];
+/** Hz: the encoder's band limit; our voices reach 11–16 kHz. */
+const AAC_CUTOFF = 16_000;
+
+/** 16-bit samples times a gain in dB, as 32-bit floats (−1 to 1 at full scale) for ffmpeg's f32le. */
+function floatPcm(samples: Int16Array, gain: number): Buffer {
+  const scale = 10 ** (gain / 20) / 32768;
+  const floats = new Float32Array(samples.length);
+  for (let index = 0; index < samples.length; index += 1) floats[index] = (samples[index] ?? 0) * scale;
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
 }
 
 /** dB a stereo music file loses mixed down to mono (ffmpeg halves each channel: channels alike lose 3 dB, unlike ones 6). */
@@ -176,18 +222,9 @@ function expectedMixLoudness(voice: HopEnergies, voiceGain: number, bedLoudness:
 }
 
 /**
- * A written soundtrack's true peak, read while other work goes on (`encodedTruePeak`); undefined without a loudness
- * target, when nothing is promised of the peaks.
- */
-export async function soundtrackPeak(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<number | undefined> {
-  if (options.loudness === undefined) return undefined;
-  return encodedTruePeak(ffmpeg, options.output, limitsOf(options), soundtrackChannels(options.channels, options.music !== undefined));
-}
-
-/**
- * Runs `use` (the mux) once the soundtrack's `peak` (soundtrackPeak, started as soon as it was written) is known to be
- * at most the ceiling, or beside it; should a peak have come out over the ceiling (a codec lifts some), writes the
- * soundtrack again with its peaks held lower and runs `use` again.
+ * Runs `use` (the mux) beside the wait for the soundtrack's `peak` (what encodeSoundtrack answered); should the peak
+ * have come out over the ceiling (a codec lifts some), writes the soundtrack again with its peaks held lower and runs
+ * `use` again.
  */
 export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, peak: Promise<number | undefined>, use: () => Promise<T>): Promise<T> {
   let ceiling = options.peakCeiling ?? peakCeilingFor('aac');
@@ -196,8 +233,8 @@ export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOpt
     const [result, measured] = await Promise.all([use(), checked]);
     if (measured === undefined || measured <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return result;
     ceiling = lowerCeiling(ceiling, measured);
-    await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling });
-    checked = soundtrackPeak(ffmpeg, options);
+    // Written again before `use` reads it again.
+    checked = Promise.resolve(await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling }));
   }
 }
 

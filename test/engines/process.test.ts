@@ -99,19 +99,39 @@ describe('runPipeline', () => {
 
   it("pipes the first program's output into the second, and the input into the first", async () => {
     const input = Buffer.alloc(3 * 1024 * 1024, 'voxreel ');
-    const [first, second] = await runPipeline(echo, echo, { input });
-    expect(first.stdout.length).toBe(0);
-    expect(second.stdout.equals(input)).toBe(true);
+    const [first, second] = await runPipeline([echo, echo], { input });
+    expect(first?.stdout.length).toBe(0);
+    expect(second?.stdout.equals(input)).toBe(true);
+  });
+
+  it('runs three stages, the input given later (a promise): the programs start first and wait for it', async () => {
+    const input = Buffer.alloc(256 * 1024, 'later ');
+    let release: (data: Buffer) => void = () => undefined;
+    const running = runPipeline([echo, echo, echo], { input: new Promise<Buffer>((resolve) => (release = resolve)) });
+    await expect.poll(() => runningFixture('echo.mjs')).toHaveLength(3);
+    release(input);
+    const results = await running;
+    expect(results.map((result) => result.stdout.length)).toEqual([0, 0, input.length]);
+    expect(results[2]?.stdout.equals(input)).toBe(true);
+  });
+
+  it('kills the first program when its promised input fails, rather than letting it finish on an empty one', async () => {
+    let fail: (error: Error) => void = () => undefined;
+    const running = runPipeline([echo, echo], { input: new Promise<Buffer>((_, reject) => (fail = reject)) });
+    await expect.poll(() => runningFixture('echo.mjs')).toHaveLength(2);
+    fail(new Error('no samples'));
+    expect(await failureOf(running)).toMatchObject({ signal: 'SIGKILL' });
+    await expect.poll(() => runningFixture('echo.mjs')).toHaveLength(0);
   });
 
   it('fails with the first program when it fails, although the second read a clean end of input', async () => {
-    const error = await failureOf(runPipeline(script('process.stdout.write("half a soundtrack"); process.exitCode = 3;'), echo));
+    const error = await failureOf(runPipeline([script('process.stdout.write("half a soundtrack"); process.exitCode = 3;'), echo]));
     expect(error).toMatchObject({ exitCode: 3, command: node });
   });
 
   it('fails, without hanging, when the second stops reading: the first meets a broken pipe', async () => {
     const started = Date.now();
-    const error = await failureOf(runPipeline(endlessWriter, { command: node, args: [fixture('exit-with-error.mjs'), '5'] }, { timeoutMs: 20_000 }));
+    const error = await failureOf(runPipeline([endlessWriter, { command: node, args: [fixture('exit-with-error.mjs'), '5'] }], { timeoutMs: 20_000 }));
     expect([5, 1]).toContain(error.exitCode);
     expect(error.timedOut).toBe(false);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -120,7 +140,7 @@ describe('runPipeline', () => {
   it('stops both when the signal aborts, and leaves neither behind', async () => {
     const controller = new AbortController();
     const hang = { command: node, args: [fixture('hang.mjs')] };
-    const running = runPipeline(hang, hang, { signal: controller.signal });
+    const running = runPipeline([hang, hang], { signal: controller.signal });
     await expect.poll(() => runningFixture('hang.mjs')).toHaveLength(2);
     controller.abort();
     expect(await failureOf(running)).toMatchObject({ isCanceled: true });

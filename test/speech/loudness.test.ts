@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '../../src/api/errors.js';
 import { encodeSpeech, type AudioEncoding, type PcmEncodeOptions } from '../../src/speech/audio-encoding.js';
-import { integratedLoudness, kWeighting, limitPeaks, normalizeLoudness, truePeak, TRUE_PEAK_CEILING } from '../../src/speech/loudness.js';
+import { integratedLoudness, kWeighting, limitPeaks, normalizeLoudness, truePeak, TruePeakMeter, TRUE_PEAK_CEILING } from '../../src/speech/loudness.js';
 import type { Speech } from '../../src/speech/speech.js';
 import { postTts, useTestApp } from '../helpers/helpers.js';
 import { ebur128, probe, runFfmpeg } from '../helpers/media.js';
@@ -84,6 +84,19 @@ describe('integratedLoudness and truePeak', () => {
     const samplePeak = 20 * Math.log10(Math.max(...samples.map(Math.abs)) / 32768);
     expect(samplePeak).toBeCloseTo(-9.03, 1);
     expect(truePeak(samples)).toBeCloseTo(-6.02, 1);
+  });
+
+  it('meters audio that comes in pieces as it meters the whole: pieces of any length, cut inside frames, mono and stereo', async () => {
+    const speech = await speak('espeak-ng:en-us');
+    const stereo = Int16Array.from({ length: 2 * speech.samples.length }, (_, at) => (speech.samples[at >> 1] ?? 0) >> (at % 2));
+    for (const [samples, channels] of [[speech.samples, 1], [stereo, 2]] as const) {
+      const bytes = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+      const meter = new TruePeakMeter(channels);
+      // Odd lengths: pieces end inside a sample and inside a frame, as a pipe's reads do.
+      for (let at = 0, piece = 1; at < bytes.length; at += piece, piece = (piece * 7 + 3) % 70_001) meter.push(bytes.subarray(at, at + piece));
+      expect(meter.finish(), `${channels} channels`).toBe(truePeak(samples, channels));
+    }
+    expect(new TruePeakMeter(2).finish()).toBe(-Infinity);
   });
 
   it('has no loudness and no peak for silence, however short', () => {

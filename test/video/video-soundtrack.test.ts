@@ -5,7 +5,7 @@ import { integratedLoudness } from '../../src/speech/loudness.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import { renderVideo, type RenderOptions } from '../../src/video/render.js';
-import { encodeSoundtrack, keepUnderCeiling, soundtrackPeak } from '../../src/video/soundtrack.js';
+import { encodeSoundtrack, keepUnderCeiling } from '../../src/video/soundtrack.js';
 import { multipartForm, useTestApp } from '../helpers/helpers.js';
 import { ebur128, ffmpeg, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -122,13 +122,30 @@ describe('the soundtrack of a video', () => {
   it('a soundtrack whose codec lifted a peak over -1 dBTP is written again, lower, while the mux runs', async () => {
     // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
     const options = { speech, seconds: speech.duration, loudness: -3, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
-    await encodeSoundtrack(ffmpeg, options);
-    expect((await ebur128(options.output)).truePeak).toBeGreaterThan(-1);
+    const peak = await encodeSoundtrack(ffmpeg, options);
+    const metered = (await ebur128(options.output)).truePeak;
+    expect(metered).toBeGreaterThan(-1);
+    // The peak it answers is the written file's, heard beside the encode: never under ffmpeg's meter, at most 0.5 dB over.
+    expect(peak).toBeGreaterThanOrEqual(metered);
+    expect(peak).toBeLessThan(metered + 0.5);
     let uses = 0;
-    await keepUnderCeiling(ffmpeg, options, soundtrackPeak(ffmpeg, options), async () => (uses += 1));
+    await keepUnderCeiling(ffmpeg, options, Promise.resolve(peak), async () => (uses += 1));
     expect(uses).toBeGreaterThan(1);
     const after = await ebur128(options.output);
     expect(after.truePeak).toBeLessThanOrEqual(-1);
+  });
+
+  it("answers the true peak of the voice alone as written, heard beside the encode (ffmpeg's meter agrees), mono and stereo", async () => {
+    for (const channels of [1, 2] as const) {
+      const output = path.join(dir, `voice-peak-${channels}.m4a`);
+      const peak = await encodeSoundtrack(ffmpeg, { speech, seconds: speech.duration, loudness: -14, channels, output });
+      const metered = await ebur128(output);
+      expect(Math.abs(metered.integrated + 14)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
+      expect(peak).toBeGreaterThanOrEqual(metered.truePeak);
+      expect(peak).toBeLessThan(metered.truePeak + 0.5);
+      expect((await rawStreams(output))[0]).toMatchObject({ codec_name: 'aac', channels, sample_rate: '48000' });
+    }
+    expect(await encodeSoundtrack(ffmpeg, { speech, seconds: speech.duration, output: path.join(dir, 'voice-level.m4a') })).toBeUndefined();
   });
 
   it('without music the band of the music frequency holds only what the voice leaks into it', async () => {
