@@ -198,6 +198,11 @@ describe('comparing a transcript with its text', () => {
     expect(saysReading('Pi is 3.14.', 'pi is three point one four')).toBe(true);
     expect(saysReading('Call 555-123-4567 today.', 'call five five five one two three four five six seven today')).toBe(true);
     expect(saysReading("Mr. Smith's 2nd car", 'mister smiths second car')).toBe(true);
+    // Digits stand for any way of saying them, as house and phone numbers are said; a different number still fails.
+    expect(saysReading('He lives at 221 B Baker Street.', 'he lives at two twenty one b baker street')).toBe(true);
+    expect(saysReading('Dial plus 1, 555, 1, 2, 3, 4, 5, 6, 7, now.', 'dial plus one five five five one two three four five six seven now')).toBe(true);
+    expect(saysReading('He lives at 231 B Baker Street.', 'he lives at two twenty one b baker street')).toBe(false);
+    expect(saysReading('The disc holds 2 GB.', 'the disk holds two gigabytes')).toBe(true);
     expect(saysReading('In March 2020 it was -5 in room 4A.', 'in march twenty twenty it was minus five in room four a')).toBe(true);
   });
 });

@@ -130,7 +130,7 @@ function ordinal(words: string): string {
 }
 
 /** What a recognizer writes for words it hears, on the side of the words. */
-const WRITTEN: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor', ok: 'okay' };
+const WRITTEN: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor', ok: 'okay', disc: 'disk' };
 
 /** Currency signs a recognizer writes: the unit and its hundredth, as said. */
 const CURRENCIES: Record<string, [string, string]> = { $: ['dollars', 'cents'], '€': ['euros', 'cents'], '£': ['pounds', 'pence'], '¥': ['yen', 'sen'] };
@@ -151,11 +151,17 @@ const MONTHS = 'january|february|march|april|may|june|july|august|september|octo
  * leading minus said, phone numbers digit by digit, unit symbols after a number said ("12 km" → "twelve kilometers"), punctuation gone.
  * `years`: four-digit numbers from 1100 to 2099 said as years ("nineteen ninety", "1990s" → "nineteen nineties").
  * `dotTimes`: "9.05" as a time ("nine oh five"), as Whisper writes times it hears, instead of "nine point zero five".
+ * `numbers`: numbers of three digits in pairs ("221" → "two twenty one"), or numbers of two to four digits digit by
+ * digit ("555" → "five five five"), as house and phone numbers are said.
  */
-export function normalizeWords(text: string, options: { years?: boolean; dotTimes?: boolean } = {}): string[] {
+export function normalizeWords(text: string, options: { years?: boolean; dotTimes?: boolean; numbers?: 'pairs' | 'digits' } = {}): string[] {
   const spell = (digits: string): string => {
     const n = Number(digits.replace(/,/g, ''));
-    return options.years && /^\d{4}$/.test(digits) && n >= 1100 && n < 2100 ? yearToWords(n) : numberToWords(n);
+    if (options.years && /^\d{4}$/.test(digits) && n >= 1100 && n < 2100) return yearToWords(n);
+    // Numbers of three digits as house numbers and phone numbers are said: in pairs ("two twenty one"), or digit by digit.
+    if (options.numbers === 'pairs' && /^\d{3}$/.test(digits) && n % 100 >= 10) return `${numberToWords(Math.floor(n / 100))} ${numberToWords(n % 100)}`;
+    if (options.numbers === 'digits' && /^\d{2,4}$/.test(digits)) return [...digits].map((digit) => ONES[Number(digit)]).join(' ');
+    return numberToWords(n);
   };
   const money = (sign: string, amount: string, scale = ''): string => {
     const [unit, hundredth] = CURRENCIES[sign] ?? ['', ''];
@@ -216,6 +222,7 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
  */
 export function saysReading(transcript: string, reading: string): boolean {
   const wanted = ` ${normalizeWords(reading).join(' ')} `;
-  const ways = [{}, { years: true }, { dotTimes: true }, { years: true, dotTimes: true }];
+  // Digits in a transcript stand for any way of saying them: "221" for "two hundred twenty one" and for "two twenty one".
+  const ways = [{}, { years: true }, { dotTimes: true }, { years: true, dotTimes: true }, { numbers: 'pairs' as const }, { numbers: 'digits' as const }];
   return [transcript, normalizeEnglish(transcript).text].some((heard) => ways.some((options) => ` ${normalizeWords(heard, options).join(' ')} `.includes(wanted)));
 }
