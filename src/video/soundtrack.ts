@@ -88,7 +88,8 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
     // A band limit at the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
     const filters = channels === 2 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : [];
     const meter = new TruePeakMeter(channels);
-    await runPipeline(encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 }), { ...limits, input: samples, onStdout: (pcm) => meter.push(pcm) });
+    // A failure to make the samples is the one reported (the encoder waiting for them is killed).
+    await Promise.all([samples, runPipeline(encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 }), { ...limits, input: samples, onStdout: (pcm) => meter.push(pcm) })]);
     return loudness === undefined ? undefined : meter.finish() + METER_MARGIN;
   }
 
