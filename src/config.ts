@@ -145,6 +145,13 @@ export const EnvSchema = Type.Object({
     default: 0,
     description: 'The API process also serves the Wyoming protocol (Home Assistant) on this TCP port (on HOST), usually 10200; 0 (the default) serves none.',
   }),
+  WYOMING_ZEROCONF: Type.String({
+    default: '',
+    maxLength: 63,
+    pattern: '^[^.]*$',
+    description:
+      'With WYOMING_PORT: announce the Wyoming server by zeroconf (mDNS, `_wyoming._tcp.local.`) under this name, so that Home Assistant finds it by itself; empty (the default) announces nothing. On HOST\'s interface when HOST is one IPv4 address; in Docker it needs the host network.',
+  }),
   QUEUE_NAME: Type.String({
     minLength: 1,
     pattern: '^[A-Za-z0-9_-]*(\\{[A-Za-z0-9_-]+\\})?[A-Za-z0-9_-]*$',
@@ -262,6 +269,8 @@ export interface Config {
   workerPort: number;
   /** Wyoming (Home Assistant) TCP port of the API process; 0: none. */
   wyomingPort: number;
+  /** The name the Wyoming server is announced under by zeroconf; undefined: not announced. */
+  wyomingZeroconf: string | undefined;
   jobRetentionMs: number;
   /** `outboxDir`: where deliveries wait without Redis (OUTPUT_DIR/.webhooks, private, never served). */
   webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number; outboxDir: string };
@@ -390,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueName: parsed.QUEUE_NAME,
     workerPort: parsed.WORKER_PORT,
     wyomingPort: parsed.WYOMING_PORT,
+    wyomingZeroconf: parsed.WYOMING_ZEROCONF || undefined,
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
     webhooks: {
       secret: parsed.WEBHOOK_SECRET,

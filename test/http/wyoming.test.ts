@@ -12,6 +12,7 @@ import { JUDGE_DIR } from '../helpers/judge.js';
 
 const PYTHON = path.join(JUDGE_DIR, 'bin', 'python');
 const CLIENT = path.join(import.meta.dirname, '..', 'helpers', 'wyoming_client.py');
+const DISCOVER = path.join(import.meta.dirname, '..', 'helpers', 'wyoming_discover.py');
 const installed = existsSync(PYTHON) || Boolean(process.env.CI);
 
 describe('Wyoming framing', () => {
@@ -67,4 +68,25 @@ describe.runIf(installed)('Wyoming server with the real client (wyoming 1.10.2)'
     const [line] = String(result.garbage.answer).split('\n');
     expect(JSON.parse(line as string)).toMatchObject({ type: 'error' });
   });
+});
+
+describe.runIf(installed)('Wyoming server announced by zeroconf, found as Home Assistant finds it (python-zeroconf, then describe)', () => {
+  const t = useTestApp();
+
+  it('is found on the loopback interface under its name at its port and address, answers describe there, and is gone after it closes', async () => {
+    // A name of this run's own, so that another server on the machine is never taken for it.
+    const name = `voxreel test ${process.pid}`;
+    const server = await startWyoming(t.app, 0, '127.0.0.1', name);
+    const discover = async (seconds: number) => JSON.parse((await promisify(execFile)(PYTHON, [DISCOVER, '127.0.0.1', name, String(seconds)], { timeout: 60_000 })).stdout);
+    try {
+      expect(server.zeroconf?.address).toBe('127.0.0.1');
+      const found = await discover(10);
+      expect(found).toMatchObject({ found: true, resolved: true, port: server.port, addresses: ['127.0.0.1'], server: 'voxreel-test-' + process.pid + '.local.' });
+      expect(found.tts).toEqual({ name: 'voxreel', voices: t.app.engines.listVoices().length });
+    } finally {
+      await server.close();
+    }
+    // Said goodbye and stopped answering: a new browser finds nothing.
+    expect(await discover(3)).toEqual({ found: false });
+  }, 90_000);
 });

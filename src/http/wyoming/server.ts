@@ -14,6 +14,7 @@ import { splitSentences } from '../../speech/sentences.js';
 import { version } from '../../version.js';
 import { toAppError } from '../plugins/error-handler.js';
 import { encodeEvent, EventReader, WyomingProtocolError, type WyomingEvent } from './events.js';
+import { announceWyoming, type ZeroconfAnnouncement } from './zeroconf.js';
 
 /** Bytes of audio per `audio-chunk` (wyoming-piper sends 1024 samples of 16-bit mono). */
 const CHUNK_BYTES = 2048;
@@ -21,11 +22,13 @@ const SAMPLE_BYTES = 2;
 
 export interface WyomingServer {
   port: number;
+  /** Its zeroconf announcement, when asked for and made. */
+  zeroconf?: ZeroconfAnnouncement;
   close(): Promise<void>;
 }
 
-/** Starts serving Wyoming on `port` (0: a free one) of `host`. */
-export async function startWyoming(app: FastifyInstance, port: number, host: string): Promise<WyomingServer> {
+/** Starts serving Wyoming on `port` (0: a free one) of `host`, announced by zeroconf as `zeroconfName` if given. */
+export async function startWyoming(app: FastifyInstance, port: number, host: string, zeroconfName?: string): Promise<WyomingServer> {
   const sessions = new Set<Session>();
   const server: Server = createServer((socket) => {
     const session = new Session(app, socket);
@@ -39,9 +42,18 @@ export async function startWyoming(app: FastifyInstance, port: number, host: str
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
   app.log.info({ port: bound, host }, 'Wyoming protocol served (Home Assistant: Settings → Devices & services → Wyoming Protocol)');
+  // An announcement that fails leaves the server as it is: Home Assistant can still be given its address.
+  const announced = zeroconfName
+    ? await announceWyoming({ name: zeroconfName, port: bound, host, log: app.log }).catch((error: unknown) => {
+        app.log.warn({ err: error }, 'Zeroconf: the Wyoming server could not be announced; add it in Home Assistant by its host and port');
+        return undefined;
+      })
+    : undefined;
   return {
     port: bound,
+    zeroconf: announced,
     close: async () => {
+      await announced?.close();
       for (const session of sessions) session.end();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
