@@ -404,10 +404,13 @@ function limitOf(ceiling: number): number {
  */
 class PeakLevels {
   readonly levels: Float32Array;
+  /** The highest of `levels` in each stretch of frames (0 where none was found yet): the limiter passes over the rest. */
+  readonly stretchLevels: Float32Array;
   private readonly channels: ReadonlyArray<{ signal: Float32Array; peaks: Float64Array; found: Uint8Array }>;
 
   constructor(channels: readonly Int16Array[]) {
     this.levels = new Float32Array((channels[0] as Int16Array).length);
+    this.stretchLevels = new Float32Array(Math.ceil(this.levels.length / STRETCH));
     this.channels = channels.map((samples) => {
       const peaks = stretchPeaks(samples);
       return { signal: padded(samples), peaks, found: new Uint8Array(peaks.length - 2) };
@@ -420,7 +423,13 @@ class PeakLevels {
       for (let stretch = 0; stretch < found.length; stretch += 1) {
         if (found[stretch] || !mayExceed(peaks, stretch, limit)) continue;
         const end = Math.min(this.levels.length, (stretch + 1) * STRETCH);
-        for (let index = stretch * STRETCH; index < end; index += 1) this.levels[index] = Math.max(this.levels[index] ?? 0, levelAfter(signal, index));
+        let highest = this.stretchLevels[stretch] ?? 0;
+        for (let index = stretch * STRETCH; index < end; index += 1) {
+          const level = Math.max(this.levels[index] ?? 0, levelAfter(signal, index));
+          this.levels[index] = level;
+          highest = Math.max(highest, level);
+        }
+        this.stretchLevels[stretch] = highest;
         found[stretch] = 1;
       }
     }
@@ -433,28 +442,32 @@ class PeakLevels {
  */
 function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLevels, sampleRate: number, limit: number): Int16Array {
   peakLevels.findOver(limit);
-  const { levels } = peakLevels;
+  const { levels, stretchLevels } = peakLevels;
   const length = levels.length;
   const attack = 10 ** ((ATTACK_DB_PER_MS * 1000) / sampleRate / 20);
   const release = 10 ** ((RELEASE_DB_PER_MS * 1000) / sampleRate / 20);
   // The gain is 1 but around the frames over the limit: from as far ahead of each as a fall from the deepest cut
   // takes to as far after it as the return takes (two frames more, for the rounding of gains kept as 32-bit floats).
-  // Only those stretches are worked on; where they meet, they are one.
+  // Only those spans are worked on; where they meet, they are one.
   let loudest = 0;
-  for (let index = 0; index < length; index += 1) loudest = Math.max(loudest, levels[index] ?? 0);
+  for (let stretch = 0; stretch < stretchLevels.length; stretch += 1) loudest = Math.max(loudest, stretchLevels[stretch] ?? 0);
   if (loudest <= limit) return samples;
   const depth = Math.log(loudest / limit);
   const ahead = Math.ceil(depth / Math.log(attack)) + 2;
   const after = Math.ceil(depth / Math.log(release)) + 4;
-  const stretches: Array<[number, number]> = [];
+  const spans: Array<[number, number]> = [];
   let current: [number, number] | undefined;
-  for (let index = 0; index < length; index += 1) {
-    if ((levels[index] ?? 0) <= limit) continue;
-    if (current && index - ahead <= current[1]) current[1] = Math.min(length, index + after);
-    else stretches.push((current = [Math.max(0, index - ahead), Math.min(length, index + after)]));
+  for (let stretch = 0; stretch < stretchLevels.length; stretch += 1) {
+    if ((stretchLevels[stretch] ?? 0) <= limit) continue;
+    const end = Math.min(length, (stretch + 1) * STRETCH);
+    for (let index = stretch * STRETCH; index < end; index += 1) {
+      if ((levels[index] ?? 0) <= limit) continue;
+      if (current && index - ahead <= current[1]) current[1] = Math.min(length, index + after);
+      else spans.push((current = [Math.max(0, index - ahead), Math.min(length, index + after)]));
+    }
   }
   const limited = samples.slice();
-  for (const [from, to] of stretches) limitStretch(samples, limited, channels, levels, limit, from, to, attack, release);
+  for (const [from, to] of spans) limitSpan(samples, limited, channels, levels, limit, from, to, attack, release);
   return limited;
 }
 
@@ -463,7 +476,7 @@ function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLeve
  * points after a frame lie between it and the next, so both hold them), then what it gets: the gain falls ahead of
  * each peak at `attack` and comes back after it at `release` per frame, never over what any frame needs.
  */
-function limitStretch(samples: Int16Array, limited: Int16Array, channels: number, levels: Float32Array, limit: number, from: number, to: number, attack: number, release: number): void {
+function limitSpan(samples: Int16Array, limited: Int16Array, channels: number, levels: Float32Array, limit: number, from: number, to: number, attack: number, release: number): void {
   const gains = new Float32Array(to - from + 1).fill(1);
   for (let index = from; index < to; index += 1) {
     const level = levels[index] ?? 0;

@@ -65,6 +65,25 @@ describe('videos players can seek and show in the right colours', () => {
     });
   }
 
+  it('puts the moov box first (playback starts before the whole file is there), with little room left over, at both rates', async () => {
+    for (const frameRate of ['constant', 'variable'] as const) {
+      const file = await readFile(await render(`boxes-${frameRate}`, { frameRate }));
+      const boxes: Array<[string, number]> = [];
+      for (let offset = 0; offset + 8 <= file.length; ) {
+        const small = file.readUInt32BE(offset);
+        const length = small === 1 ? Number(file.readBigUInt64BE(offset + 8)) : small;
+        boxes.push([file.toString('latin1', offset + 4, offset + 8), length]);
+        offset += length;
+      }
+      expect(boxes.map(([type]) => type).filter((type) => type !== 'free'), frameRate).toEqual(['ftyp', 'moov', 'mdat']);
+      expect(boxes.findIndex(([type]) => type === 'moov')).toBe(1);
+      // The room kept for the moov box and not used (a free box) is a small share of the file.
+      const unused = boxes.filter(([type]) => type === 'free').reduce((sum, [, length]) => sum + length, 0);
+      expect(unused / file.length, frameRate).toBeLessThan(0.05);
+      await decodesCleanly(path.join(dir, `boxes-${frameRate}.mp4`));
+    }
+  });
+
   it('the plain render (the splicer fallback) has the same keyframes', async () => {
     expect(await keyframeTimes(await render('plain', { splice: false }))).toEqual(expectedKeyframes(2));
   });
