@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
@@ -87,6 +88,8 @@ export class RedisJobQueue implements JobQueue {
   private readonly waiters = new Set<(reason: AppError) => void>();
   /** Cancellations of those jobs on shutdown, awaited before the connections close. */
   private readonly stopping: Promise<unknown>[] = [];
+  /** Submissions under way: one that was adding its job as the process began to stop is waited for, then told. */
+  private readonly submitting = new Set<Promise<SubmittedJob>>();
 
   private constructor(
     private readonly config: Config,
@@ -115,6 +118,16 @@ export class RedisJobQueue implements JobQueue {
 
   async submit(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
     if (this.closed) throw new AppError('SHUTTING_DOWN');
+    const submitting = this.add(spec, options);
+    this.submitting.add(submitting);
+    try {
+      return await submitting;
+    } finally {
+      this.submitting.delete(submitting);
+    }
+  }
+
+  private async add(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
     const id = newJobId();
     const timeoutMs = jobTimeoutMs(this.config, spec.operation);
     const { client } = options;
@@ -167,6 +180,8 @@ export class RedisJobQueue implements JobQueue {
       };
       const onAbort = () => giveUp(abortError(signal.reason));
       if (signal.aborted) return onAbort();
+      // Queued while this process began to stop (close() waits for such submissions): told now, as the others were.
+      if (this.closed) return giveUp(new AppError('SHUTTING_DOWN'));
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiters.add(giveUp);
       finished.then(resolve, reject).finally(() => {
@@ -280,6 +295,10 @@ export class RedisJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.refuseNew();
+    // A job added as it began to stop: its request starts waiting in the turn after (outcomeOf), is told SHUTTING_DOWN
+    // there and its job cancelled, before the connections close.
+    await within(Promise.allSettled([...this.submitting]));
+    await nextTurn();
     await Promise.all(this.stopping);
     await within(this.events.close());
     await within(this.queue.close());
