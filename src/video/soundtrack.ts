@@ -85,10 +85,10 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
       return floatPcm(held, gain);
     });
     const inputs = ['-probesize', '32', '-analyzeduration', '0', '-f', 'f32le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0'];
-    // A band limit at the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
     const filters = channels === 2 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : [];
     const meter = new TruePeakMeter(channels);
-    // A failure to make the samples is the one reported (the encoder waiting for them is killed).
+    // A failure to make the samples is the one reported (the encoder waiting for them is killed). The band limited to
+    // the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
     await Promise.all([samples, runPipeline(encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 }), { ...limits, input: samples, onStdout: (pcm) => meter.push(pcm) })]);
     return loudness === undefined ? undefined : meter.finish() + METER_MARGIN;
   }
