@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWyoming, type WyomingServer } from '../../src/http/wyoming/server.js';
 import { EventReader, encodeEvent, LIMITS } from '../../src/http/wyoming/events.js';
+import { announceWyoming } from '../../src/http/wyoming/zeroconf.js';
 import { useTestApp } from '../helpers/helpers.js';
 import { JUDGE_DIR } from '../helpers/judge.js';
 
@@ -89,4 +90,10 @@ describe.runIf(installed)('Wyoming server announced by zeroconf, found as Home A
     // Said goodbye and stopped answering: a new browser finds nothing.
     expect(await discover(3)).toEqual({ found: false });
   }, 90_000);
+
+  it('fails at once, rather than waiting for ever, where the mDNS socket cannot start (an interface this machine lacks)', async () => {
+    const started = Date.now();
+    await expect(announceWyoming({ name: 'nowhere', port: 10200, host: '192.0.2.250', log: t.app.log })).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
 });

@@ -44,6 +44,18 @@ export async function announceWyoming(options: { name: string; port: number; hos
     ],
   });
   const mdns = multicastDns({ interface: specific, loopback: true, reuseAddr: true });
+  // A socket that cannot start (no multicast here, the port taken without sharing) fails the announcement at once.
+  await new Promise<void>((resolve, reject) => {
+    const failed = (error: Error) => {
+      mdns.destroy();
+      reject(error);
+    };
+    mdns.once('error', failed);
+    mdns.once('ready', () => {
+      mdns.off('error', failed);
+      resolve();
+    });
+  });
   mdns.on('error', (error) => log.warn({ err: error }, 'Zeroconf: the mDNS socket failed; Home Assistant will not find the Wyoming server by itself'));
   mdns.on('warning', (error) => log.debug({ err: error }, 'Zeroconf: a malformed mDNS packet was ignored'));
   mdns.on('query', (query) => {
@@ -56,7 +68,6 @@ export async function announceWyoming(options: { name: string; port: number; hos
     if (direct.length === 0 && browsing.length === 0) return;
     mdns.respond({ answers: [...browsing, ...direct], additionals: all.filter((record) => !direct.includes(record)) });
   });
-  await new Promise<void>((resolve) => mdns.once('ready', () => resolve()));
   const announce = () => mdns.respond(records(true));
   announce();
   const again = setTimeout(announce, ANNOUNCE_GAP_MS);
