@@ -40,27 +40,22 @@ function boxAt(data: Buffer, offset: number, room: number): Box | undefined {
   return size < 8 ? undefined : { type, size, header: 8 };
 }
 
-/** The child boxes of a box's payload, by type (the first of each). */
-function children(payload: Buffer): Map<string, Buffer> {
-  const found = new Map<string, Buffer>();
+/** The boxes in a box's payload, in order, each as its type and its own payload. */
+function boxesIn(payload: Buffer): Array<{ type: string; payload: Buffer }> {
+  const found: Array<{ type: string; payload: Buffer }> = [];
   for (let offset = 0; offset + 8 <= payload.length; ) {
     const box = boxAt(payload, offset, payload.length - offset);
     if (!box) break;
-    if (!found.has(box.type)) found.set(box.type, payload.subarray(offset + box.header, offset + box.size));
+    found.push({ type: box.type, payload: payload.subarray(offset + box.header, offset + box.size) });
     offset += box.size;
   }
   return found;
 }
 
-/** Every `trak` of the moov payload, in order. */
-function tracks(moov: Buffer): Buffer[] {
-  const found: Buffer[] = [];
-  for (let offset = 0; offset + 8 <= moov.length; ) {
-    const box = boxAt(moov, offset, moov.length - offset);
-    if (!box) break;
-    if (box.type === 'trak') found.push(moov.subarray(offset + box.header, offset + box.size));
-    offset += box.size;
-  }
+/** The child boxes of a box's payload, by type (the first of each). */
+function children(payload: Buffer): Map<string, Buffer> {
+  const found = new Map<string, Buffer>();
+  for (const box of boxesIn(payload)) if (!found.has(box.type)) found.set(box.type, box.payload);
   return found;
 }
 
@@ -83,7 +78,8 @@ function readMoov(moov: Buffer): Pick<MediaInfo, 'duration' | 'streams'> {
   const mvhd = boxes.get('mvhd');
   if (!mvhd) throw new Error('the moov box has no mvhd');
   const movieTimescale = timing(mvhd).timescale;
-  const streams = tracks(moov).map((trak, index): MediaStream => {
+  const tracks = boxesIn(moov).filter((box) => box.type === 'trak');
+  const streams = tracks.map(({ payload: trak }, index): MediaStream => {
     const boxesOfTrak = children(trak);
     const mdia = children(boxesOfTrak.get('mdia') ?? Buffer.alloc(0));
     const handler = mdia.get('hdlr')?.toString('latin1', 8, 12) ?? '';

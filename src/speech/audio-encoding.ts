@@ -10,6 +10,9 @@ import { encodeInProcess } from './encoders/in-process.js';
 /** Loads the in-process codecs ahead of the first request (see encoders/in-process.ts). */
 export { prepareInProcessEncoding } from './encoders/in-process.js';
 
+/** Hz: the band limit of the videos' AAC; our voices reach 11–16 kHz. */
+export const AAC_CUTOFF = 16_000;
+
 /**
  * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
  * ceiling that a loudness target aims peaks at, for what the codec adds to them (measured on eSpeak NG and Flite
@@ -22,7 +25,7 @@ export const AUDIO_ENCODINGS = {
   ogg: { extension: 'ogg', contentType: 'audio/ogg', peakHeadroom: 2, args: ['-c:a', 'libvorbis', '-q:a', '4', '-f', 'ogg'] },
   // Videos' soundtrack. Without perceptual noise substitution and with a 16 kHz band limit (our voices reach 11–16
   // kHz): about 10 % less encoding time, the critical path of a video.
-  aac: { extension: 'm4a', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-aac_pns', '0', '-cutoff', '16000', '-b:a', '96k', '-f', 'ipod'] },
+  aac: { extension: 'm4a', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-aac_pns', '0', '-cutoff', String(AAC_CUTOFF), '-b:a', '96k', '-f', 'ipod'] },
   // For the OpenAI-compatible endpoint.
   adts: { extension: 'aac', contentType: 'audio/aac', peakHeadroom: 1, args: ['-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-f', 'adts'] },
   opus: { extension: 'opus', contentType: 'audio/ogg; codecs=opus', peakHeadroom: 1.5, args: ['-c:a', 'libopus', '-b:a', '48k', '-f', 'ogg', '-page_duration', '20000'] },

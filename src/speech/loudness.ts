@@ -363,9 +363,8 @@ export function normalizeLoudness(samples: Int16Array, sampleRate: number, targe
   const measured = integratedLoudness(samples, sampleRate, channels);
   if (!Number.isFinite(measured)) return { samples, gain: 0 };
   const plain = target - measured;
-  const split = channelsOf(samples, channels);
   if (truePeak(samples, channels) + plain <= ceiling) return { samples, gain: plain };
-  const levels = new PeakLevels(split);
+  const levels = new PeakLevels(channelsOf(samples, channels));
   let gain = plain;
   let previous: { gain: number; loudness: number } | undefined;
   for (let round = 1; ; round += 1) {

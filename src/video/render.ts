@@ -15,7 +15,7 @@ import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
 import { crossfadeFrames, sceneTimeline, scenesMove, type Scene, type Transition } from './scenes.js';
 import { forBt601Drawing } from './colour.js';
-import { encodeSoundtrack, keepUnderCeiling, VIDEO_LOUDNESS, VIDEO_SAMPLE_RATE, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
+import { encodeUnderCeiling, VIDEO_LOUDNESS, VIDEO_SAMPLE_RATE, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -203,14 +203,12 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     const pictured = encodeWithBackground((pictureJob) =>
       moving ? encodeMovingPicture(ffmpeg, pictureJob) : options.splice === false ? encodePlainPicture(ffmpeg, pictureJob) : encodeSplicedPicture(ffmpeg, pictureJob).catch(plainInstead),
     ).catch(cancelOthersOnFailure);
-    // Its true peak comes with it, heard as it is encoded.
-    const peak = encodeSoundtrack(ffmpeg, soundtrack).catch(cancelOthersOnFailure);
-    const [, picture] = await Promise.all([peak, pictured]);
-    const muxAndProbe = (encoded: EncodedPicture): Promise<RenderedVideo> =>
-      keepUnderCeiling(ffmpeg, soundtrack, peak, async () => {
-        const info = await mux(ffmpeg, job, encoded, audio);
-        return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain', frameRate: job.frameRate };
-      });
+    // Its true peak is heard as it is encoded: one over the ceiling is written again beside the picture, before the mux.
+    const [, picture] = await Promise.all([encodeUnderCeiling(ffmpeg, soundtrack).catch(cancelOthersOnFailure), pictured]);
+    const muxAndProbe = async (encoded: EncodedPicture): Promise<RenderedVideo> => {
+      const info = await mux(ffmpeg, job, encoded, audio);
+      return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain', frameRate: job.frameRate };
+    };
     if (!picture.spliced) return await muxAndProbe(picture);
     return await checkSpliced(job, muxAndProbe(picture)).catch(async (error: unknown) => muxAndProbe(await plainInstead(error)));
   } finally {

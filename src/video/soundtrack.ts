@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { limitsOf, runPipeline, runProcess, type Command, type ProcessLimits } from '../media/process.js';
-import { lowerCeiling, METER_MARGIN, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
+import { AAC_CUTOFF, AUDIO_ENCODINGS, lowerCeiling, METER_MARGIN, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
 import { gatedLoudness, hopEnergies, integratedLoudness, loudnessPower, monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, TruePeakMeter, type HopEnergies } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
 import { soundtrackChannels, type Channels } from './options.js';
@@ -172,17 +172,13 @@ function encodeAndHear(ffmpeg: Ffmpeg, inputs: readonly string[], filters: reado
       args: [
         '-nostdin', '-hide_banner', '-nostats', '-v', 'error', ...inputs, ...filters,
         '-map', '0:a', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-map_metadata', '-1',
-        ...AAC_ARGS, '-cutoff', String(Math.round(bandLimit)), '-f', 'tee', teeOutputs,
+        // The videos' AAC, two of its options given again (ffmpeg takes the last): the band limit, and the tee muxer for ipod.
+        ...AUDIO_ENCODINGS.aac.args, '-cutoff', String(Math.round(bandLimit)), '-f', 'tee', teeOutputs,
       ],
     },
     { command: ffmpeg.tools.ffmpeg, args: ['-nostdin', '-hide_banner', '-v', 'error', '-f', 'aac', '-i', 'pipe:0', '-ac', String(channels), '-f', 's16le', 'pipe:1'] },
   ];
 }
-
-/** ffmpeg's AAC encoder as videos use it: no perceptual noise substitution, the fast coder (about 10 % less time, the critical path of a video). */
-const AAC_ARGS = ['-c:a', 'aac', '-aac_coder', 'fast', '-aac_pns', '0', '-b:a', '96k'];
-/** Hz: the encoder's band limit; our voices reach 11–16 kHz. */
-const AAC_CUTOFF = 16_000;
 
 /** 16-bit samples times a gain in dB, as 32-bit floats (−1 to 1 at full scale) for ffmpeg's f32le. */
 function floatPcm(samples: Int16Array, gain: number): Buffer {
@@ -223,19 +219,15 @@ function expectedMixLoudness(voice: HopEnergies, voiceGain: number, bedLoudness:
 }
 
 /**
- * Runs `use` (the mux) beside the wait for the soundtrack's `peak` (what encodeSoundtrack answered); should the peak
- * have come out over the ceiling (a codec lifts some), writes the soundtrack again with its peaks held lower and runs
- * `use` again.
+ * The soundtrack written (encodeSoundtrack) with its true peak at most the ceiling: should a codec have lifted a peak
+ * over it, written again with its peaks held lower, PEAK_RETRIES times at most.
  */
-export async function keepUnderCeiling<T>(ffmpeg: Ffmpeg, options: SoundtrackOptions, peak: Promise<number | undefined>, use: () => Promise<T>): Promise<T> {
+export async function encodeUnderCeiling(ffmpeg: Ffmpeg, options: SoundtrackOptions): Promise<void> {
   let ceiling = options.peakCeiling ?? peakCeilingFor('aac');
-  let checked = peak;
   for (let attempt = 0; ; attempt += 1) {
-    const [result, measured] = await Promise.all([use(), checked]);
-    if (measured === undefined || measured <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return result;
-    ceiling = lowerCeiling(ceiling, measured);
-    // Written again before `use` reads it again.
-    checked = Promise.resolve(await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling }));
+    const peak = await encodeSoundtrack(ffmpeg, { ...options, peakCeiling: ceiling });
+    if (peak === undefined || peak <= TRUE_PEAK_CEILING || attempt === PEAK_RETRIES) return;
+    ceiling = lowerCeiling(ceiling, peak);
   }
 }
 
