@@ -60,7 +60,7 @@ export async function measureMoving(raw: RawPipeline, options: { voice: string; 
     }),
   );
   // A clip as phones shoot them: 10 s of 1080×1920 H.264 at 30 fps in BT.709, tagged so, moving all over (looped
-  // six times); taken as it is, as an upload found so would be (size and bt709 from its record).
+  // six times); taken as it is, as an upload found so would be (size, bt709 and length from its record).
   const clip = path.join(workDir, 'clip.mp4');
   await runProcess(
     ffmpeg.tools.ffmpeg,
@@ -77,7 +77,7 @@ export async function measureMoving(raw: RawPipeline, options: { voice: string; 
     { label: 'image zooming in', options: { background: { ...still, motion: 'zoom-in' } }, ms: [] },
     { label: 'image panning', options: { background: { ...still, motion: 'pan' } }, ms: [] },
     { label: 'still image and a progress bar', options: { background: still, progressBar: { colour: 'FFD23F' } }, ms: [] },
-    { label: 'a 10 s clip, looped', options: { background: { type: 'video', file: clip, size, bt709: true } }, ms: [] },
+    { label: 'a 10 s clip, looped', options: { background: { type: 'video', file: clip, size, bt709: true, seconds: 10 } }, ms: [] },
   ];
   const render = (options: Partial<RenderOptions>, output: string) =>
     renderVideo(ffmpeg, { speech, size, fps: FPS, frameRate: 'constant', captions, output, ...options });

@@ -244,7 +244,7 @@ async function backgroundOf(option: BackgroundOption | undefined, assets: AssetS
   }
   if ('video' in option) {
     const clip = await assets.resolve(option.video, tenant, 'video', `${field}.video`);
-    return { type: 'video', file: clip.path, ...(clip.width && clip.height ? { size: { width: clip.width, height: clip.height } } : {}), bt709: clip.bt709 === true };
+    return { type: 'video', file: clip.path, ...(clip.width && clip.height ? { size: { width: clip.width, height: clip.height } } : {}), bt709: clip.bt709 === true, ...(clip.duration ? { seconds: clip.duration } : {}) };
   }
   const file = (await assets.resolve(option.image, tenant, 'image', `${field}.image`)).path;
   return { type: 'image', file, ...(option.motion ? { motion: option.motion } : {}) };

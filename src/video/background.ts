@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { ProcessLimits } from '../media/process.js';
@@ -15,8 +15,9 @@ export type Background =
   /**
    * `file`: a checked clip (an uploaded video asset), its frames at the video's rate, scaled to cover, looped; its sound
    * never used. `size` and `bt709` (yuv420p, BT.709, limited range) as found on upload: such a clip at the frame's size is used as it is.
+   * `seconds`: how long it plays, as found on upload; a clip known to loop is decoded once (prepareBackground).
    */
-  | { type: 'video'; file: string; size?: FrameSize; bt709?: boolean };
+  | { type: 'video'; file: string; size?: FrameSize; bt709?: boolean; seconds?: number };
 
 /** Slow moves over an image background (Ken Burns). */
 export const MOTIONS = ['zoom-in', 'zoom-out', 'pan'] as const;
@@ -30,26 +31,81 @@ export function isMoving(background: Background | undefined): boolean {
   return background?.type === 'video' || (background?.type === 'image' && background.motion !== undefined);
 }
 
+type Clip = Extract<Background, { type: 'video' }>;
+
 /**
- * A clip, decoded as it plays (its sound never read), looped for as long as its scene lasts (a longer one is cut
- * there): its frames resampled to the video's rate, scaled until both sides cover the frame, the middle kept, and
- * converted to BT.709 like an image.
+ * A decoded clip at most this large (raw frames at the video's size and rate) is decoded once, when it loops, and
+ * its frames read again from the work folder: a 10 s 1080×1920 clip at 30 fps is 933 MB. Decoding H.264 is most of a
+ * looped clip's cost: 60 s of 1080×1920 over that clip, without captions, took 15.3 s decoded as it played and
+ * 12.3 s decoded once (1.2 s of it the decode).
  */
-function clipLayer(clip: { file: string; size?: FrameSize; bt709?: boolean }, size: FrameSize, fps: number): PictureLayer {
+const DECODED_CLIP_MAX_BYTES = 1024 ** 3;
+
+/** The filters that make a clip's frames the video's: its rate, scaled until both sides cover the frame, the middle kept, BT.709. */
+function clipFrames(clip: Clip, size: FrameSize, fps: number): string {
   // A clip already at the frame's size in BT.709 needs no scaler: the conversion alone took half of the filters' time
   // (a 10 s 1080×1920 clip looped to 60 s: 9.8 s with it, 5.0 s without).
   const asItIs = clip.bt709 === true && clip.size?.width === size.width && clip.size.height === size.height;
   const fit = asItIs
     ? ''
     : `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,crop=${size.width}:${size.height},`;
+  return `fps=${fps},${fit}setsar=1,format=yuv420p`;
+}
+
+/**
+ * A clip, decoded as it plays (its sound never read), looped for as long as its scene lasts (a longer one is cut
+ * there), its frames made the video's (clipFrames).
+ */
+function clipLayer(clip: Clip, size: FrameSize, fps: number): PictureLayer {
   return {
     input: () => ({ source: clip.file, options: ['-stream_loop', '-1', '-an', '-sn', '-dn'] }),
     // No clockFrom: a part starting later would decode the clip's frames up to it only to drop them (measured: a 60 s
     // 1080×1920 video over a looped 10 s clip took 23 s in two halves, 21 s whole).
-    clock: `fps=${fps},${fit}setsar=1,format=yuv420p,setpts=N`,
-    region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
+    clock: `${clipFrames(clip, size, fps)},setpts=N`,
+    region: cropRows,
     flat: false,
   };
+}
+
+/** Whether a clip plays more than once in `timing`'s frames and its frames, decoded, fit DECODED_CLIP_MAX_BYTES. */
+function decodedOnce(clip: Clip, size: FrameSize, timing: VideoTiming): boolean {
+  if (clip.seconds === undefined) return false;
+  const frames = Math.ceil(clip.seconds * timing.fps);
+  return frames < timing.frames && frames * rawFrameBytes(size) <= DECODED_CLIP_MAX_BYTES;
+}
+
+/** Bytes of one yuv420p frame. */
+function rawFrameBytes(size: FrameSize): number {
+  return size.width * size.height * 1.5;
+}
+
+/** A clip's frames, decoded once into `file` (raw yuv420p at the video's size and rate), looped from there. */
+async function decodeClip(ffmpeg: Ffmpeg, clip: Clip, size: FrameSize, fps: number, file: string, limits: ProcessLimits): Promise<PictureLayer> {
+  await ffmpeg.run({
+    inputs: [{ source: clip.file, options: ['-an', '-sn', '-dn'] }],
+    output: file,
+    outputOptions: ['-map', '0:v:0', '-vf', clipFrames(clip, size, fps), '-f', 'rawvideo'],
+    ...limits,
+  });
+  const frames = Math.floor((await stat(file)).size / rawFrameBytes(size));
+  // A part of the video encoded on its own (render.ts) starts where the loop has got to: it skips at most one loop's
+  // frames, read again from the file, not decoded.
+  const clockFrom = (start: number) => `${start % frames > 0 ? `trim=start_frame=${start % frames},` : ''}setpts=N`;
+  return {
+    input: () => ({ source: file, options: ['-stream_loop', '-1', ...rawInput(size, fps)] }),
+    clock: clockFrom(0),
+    clockFrom,
+    region: cropRows,
+    flat: false,
+  };
+}
+
+/** A frame's rows [top, top + rows), as a part of the picture encodes them. */
+const cropRows: PictureLayer['region'] = (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`;
+
+/** How ffmpeg reads a file of raw yuv420p frames. */
+function rawInput(size: FrameSize, fps: number): string[] {
+  return ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${size.width}x${size.height}`, '-framerate', String(fps)];
 }
 
 export type GradientDirection = 'vertical' | 'horizontal' | 'diagonal';
@@ -70,13 +126,10 @@ export function colourLayer(rgb: string): PictureLayer {
  */
 function stillLayer(file: string, size: FrameSize): PictureLayer {
   return {
-    input: (fps) => ({
-      source: file,
-      options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${size.width}x${size.height}`, '-framerate', String(fps)],
-    }),
+    input: (fps) => ({ source: file, options: rawInput(size, fps) }),
     clock: STILL_CLOCK,
     clockFrom: () => STILL_CLOCK,
-    region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
+    region: cropRows,
     flat: false,
   };
 }
@@ -98,13 +151,10 @@ function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion:
     return `zoompan=z='${zoom}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${timing.frames}:s=${size.width}x${size.height}:fps=${timing.fps},setpts=N`;
   };
   return {
-    input: (fps) => ({
-      source: file,
-      options: ['-f', 'rawvideo', '-pixel_format', 'yuv420p', '-video_size', `${prepared.width}x${prepared.height}`, '-framerate', String(fps)],
-    }),
+    input: (fps) => ({ source: file, options: rawInput(prepared, fps) }),
     clock: clockFrom(0),
     clockFrom,
-    region: (width, top, rows) => `crop=${width}:${rows}:0:${top},setsar=1`,
+    region: cropRows,
     flat: false,
   };
 }
@@ -126,8 +176,10 @@ export async function prepareBackground(
   name = 'background',
 ): Promise<PictureLayer> {
   if (background.type === 'color') return colourLayer(background.color);
-  if (background.type === 'video') return clipLayer(background, size, timing.fps);
   const file = path.join(workDir, `${name}.yuv`);
+  if (background.type === 'video') {
+    return decodedOnce(background, size, timing) ? decodeClip(ffmpeg, background, size, timing.fps, file, limits) : clipLayer(background, size, timing.fps);
+  }
   const motion = background.type === 'image' ? background.motion : undefined;
   const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);
   const prepared = motion ? { width: even(size.width), height: even(size.height) } : size;

@@ -282,7 +282,7 @@ const SPLIT_SECONDS = 20;
 
 /**
  * A moving picture, encoded whole: for a long one with a single background that can start at any frame (a still,
- * a zoom or a pan; not scenes, not a clip), as two halves encoded at once, split at a keyframe, their streams one
+ * a zoom, a pan or a clip decoded once; not scenes, not a clip decoded as it plays), as two halves encoded at once, split at a keyframe, their streams one
  * after the other (each starts with its parameter sets and an IDR picture, and x264 writes the same ones for both).
  * The filters before x264 (the move, the captions) run on one thread per ffmpeg: in two processes both cores share
  * them. Measured on a 60 s zoom at 1080×1920: 11.2 s in two halves against 13.9 s in one run.

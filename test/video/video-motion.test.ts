@@ -130,6 +130,36 @@ describe('a long moving picture, encoded in two halves at once', () => {
   });
 });
 
+describe('a clip looped under a long video, decoded once', () => {
+  const long = toneSpeech(Array.from({ length: 60 }, (_, index) => `word${index}`).join(' '), { wordSeconds: 0.3, gapSeconds: 0.1 });
+  const clip = path.join(dir, 'red-blue.mp4');
+  // 42 frames: 21 red, then 21 blue. The join of the two halves (frame 360) falls in the middle of a blue run.
+  const RED_FRAMES = 21;
+
+  beforeAll(async () => {
+    await runFfmpeg([
+      '-v', 'error', '-y', '-f', 'lavfi', '-i', `color=c=0xE01010:s=360x640:r=${FPS}:d=0.7`, '-f', 'lavfi', '-i', `color=c=0x1030E0:s=360x640:r=${FPS}:d=0.7`,
+      '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0[v]', '-map', '[v]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip,
+    ]);
+  });
+
+  it('shows the frames the clip played over and over would show, on both sides of the join of the halves', async () => {
+    const played = await render('clip-played', { speech: long, frameRate: 'constant', background: { type: 'video', file: clip } });
+    const once = await render('clip-once', { speech: long, frameRate: 'constant', background: { type: 'video', file: clip, seconds: 1.4 } });
+    expect(once.rendered.renderPath).toBe('moving');
+    expect(once.pictures).toBe(played.frames);
+    const isRed = (frame: Buffer) => (frame[0] as number) > 180 && (frame[2] as number) < 80;
+    // The last and first frame of each colour run around the join, and the join itself.
+    for (const index of [335, 336, 356, 357, 359, 360, 377, 378, 398, 399, once.frames - 1]) {
+      const [a, b] = await Promise.all([decodeFrame(played.file, index, FPS), decodeFrame(once.file, index, FPS)]);
+      const red = index % (2 * RED_FRAMES) < RED_FRAMES;
+      expect(isRed(a), `frame ${index}, decoded as it played`).toBe(red);
+      expect(isRed(b), `frame ${index}, decoded once`).toBe(red);
+      expect(psnr(a, b), `frame ${index}`).toBeGreaterThan(35);
+    }
+  });
+});
+
 describe('through POST /tts-video', () => {
   const t = useTestApp();
 
