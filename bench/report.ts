@@ -561,8 +561,9 @@ function movingSection(results: Results): string[] {
     '',
     `${moving.seconds} s of narration by \`${moving.voice}\`, constant 30 fps, over a 1920×1080 JPEG (the scenes: three more ` +
       'views of the same set, a quarter of the narration each, and a title over the first 3 s; the clip: 10 s of 1080×1920 H.264 looped). ' +
-      'A moving picture is encoded whole by x264 `veryfast` (subme 1; renderPath `moving`), one of 20 s or more with a single background ' +
-      'that is not a clip in two halves at once; its PSNR is against the same frames encoded by x264 `slow` at CRF 12. The targets: four ' +
+      'A moving picture is encoded whole by x264 `veryfast` (subme 1, diamond motion search; renderPath `moving`), one of 20 s or more with ' +
+      'a single background in two halves at once (a looped clip decoded once, its frames read again each loop); its PSNR is against the ' +
+      'same frames encoded by x264 `slow` at CRF 12. The targets: four ' +
       `still scenes and a title in at most 1.5× one still (×${moving.scenesRatio} here), a moving picture in at most a quarter of real ` +
       'time (×0.25) and at least 38 dB.',
     '',
