@@ -88,6 +88,8 @@ async function decodeClip(ffmpeg: Ffmpeg, clip: Clip, size: FrameSize, fps: numb
     ...limits,
   });
   const frames = Math.floor((await stat(file)).size / rawFrameBytes(size));
+  // No frames (the upload's checks make that unlikely): what decoding as it plays makes of the clip, as before.
+  if (frames === 0) return clipLayer(clip, size, fps);
   // A part of the video encoded on its own (render.ts) starts where the loop has got to: it skips at most one loop's
   // frames, read again from the file, not decoded.
   const clockFrom = (start: number) => `${start % frames > 0 ? `trim=start_frame=${start % frames},` : ''}setpts=N`;
