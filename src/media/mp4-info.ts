@@ -1,5 +1,5 @@
 import type { MediaInfo, MediaStream } from './ffmpeg.js';
-import { withFileRanges } from './file-ranges.js';
+import { withFileRanges, type ReadRange } from './file-ranges.js';
 
 /**
  * What ffprobe says of an MP4 we muxed (H.264 and AAC), read from its `moov` box without starting a process (ffprobe
@@ -9,17 +9,33 @@ import { withFileRanges } from './file-ranges.js';
  */
 export function mp4Info(file: string): Promise<MediaInfo> {
   return withFileRanges(file, async (read, size) => {
-    for (let offset = 0; offset + 8 <= size; ) {
-      const box = boxAt(await read(offset, 16), 0, size - offset);
-      if (!box) break;
-      if (box.type === 'moov') return { formatName: 'mov,mp4,m4a,3gp,3g2,mj2', size, ...readMoov(await read(offset + box.header, box.size - box.header)) };
-      offset += box.size;
+    for await (const box of boxesOf(read, size)) {
+      if (box.type === 'moov') return { formatName: 'mov,mp4,m4a,3gp,3g2,mj2', size, ...readMoov(await read(box.offset + box.header, box.size - box.header)) };
     }
     throw new Error(`no moov box in ${file}`);
   });
 }
 
-interface Box {
+/** The file's top-level boxes in order (ftyp, moov, free, mdat…), each's type, offset and size, headers alone read. */
+export function topLevelBoxes(file: string): Promise<Array<Box & { offset: number }>> {
+  return withFileRanges(file, async (read, size) => {
+    const found: Array<Box & { offset: number }> = [];
+    for await (const box of boxesOf(read, size)) found.push(box);
+    return found;
+  });
+}
+
+/** The top-level boxes as their headers are read, one after the other. */
+async function* boxesOf(read: ReadRange, size: number): AsyncGenerator<Box & { offset: number }> {
+  for (let offset = 0; offset + 8 <= size; ) {
+    const box = boxAt(await read(offset, 16), 0, size - offset);
+    if (!box) return;
+    yield { ...box, offset };
+    offset += box.size;
+  }
+}
+
+export interface Box {
   type: string;
   /** Whole box, header included. */
   size: number;

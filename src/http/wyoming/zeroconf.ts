@@ -43,6 +43,7 @@ export async function announceWyoming(options: { name: string; port: number; hos
       { name: target, type: 'A', ttl: live ? HOST_TTL : 0, flush: true, data: address },
     ],
   });
+  const live = records(true);
   const mdns = multicastDns({ interface: specific, loopback: true, reuseAddr: true });
   // A socket that cannot start (no multicast here, the port taken without sharing) fails the announcement at once.
   await new Promise<void>((resolve, reject) => {
@@ -61,14 +62,13 @@ export async function announceWyoming(options: { name: string; port: number; hos
   mdns.on('query', (query) => {
     const asked = (recordName: string, type: string) =>
       query.questions.some((question) => question.name.toLowerCase() === recordName.toLowerCase() && (question.type === type || String(question.type) === 'ANY'));
-    const { answers, additionals } = records(true);
-    const all = [...answers, ...additionals];
+    const all = [...live.answers, ...live.additionals];
     const direct = all.filter((record) => asked(record.name, record.type));
     const browsing = asked(SERVICES, 'PTR') ? [{ name: SERVICES, type: 'PTR', ttl: OTHER_TTL, data: WYOMING_SERVICE } as Answer] : [];
     if (direct.length === 0 && browsing.length === 0) return;
     mdns.respond({ answers: [...browsing, ...direct], additionals: all.filter((record) => !direct.includes(record)) });
   });
-  const announce = () => mdns.respond(records(true));
+  const announce = () => mdns.respond(live);
   announce();
   const again = setTimeout(announce, ANNOUNCE_GAP_MS);
   again.unref();
