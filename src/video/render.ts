@@ -4,18 +4,20 @@ import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
+import { parseAdts } from '../media/adts.js';
 import { mp4Info } from '../media/mp4-info.js';
+import { writeMp4 } from '../media/mp4-writer.js';
 import type { FrameRate } from './options.js';
 import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
-import { BT709_VUI, forceIdrOptions, H264Error, idrFrames, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';
+import { BT709_COLOUR, BT709_VUI, forceIdrOptions, H264Error, idrFrames, mp4Samples, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';
 import type { Captions } from './captions.js';
 import type { FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
 import { crossfadeFrames, sceneTimeline, scenesMove, type Scene, type Transition } from './scenes.js';
 import { forBt601Drawing } from './colour.js';
-import { encodeUnderCeiling, VIDEO_LOUDNESS, VIDEO_SAMPLE_RATE, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
+import { AAC_PRIMING, encodeUnderCeiling, soundtrackLength, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
 
@@ -87,7 +89,7 @@ export const PICTURE: PictureFilters = {
   captions: (file) => `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`,
 };
 
-/** The plain way's x264: none of the splicer's constraints; no B-frames, since `setts` times the pictures in decode order. */
+/** The plain way's x264: none of the splicer's constraints; no B-frames, since the MP4 times the pictures in decode order (mux). */
 const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x264-params', BT709_VUI];
 
 /**
@@ -124,16 +126,16 @@ interface PictureJob extends RenderOptions {
   keyframeInterval: number;
 }
 
-/** A raw H.264 picture track and the frame each of its pictures stands at. */
+/** A raw H.264 picture track (Annex B) and the frame each of its pictures stands at. */
 interface EncodedPicture {
-  file: string;
+  stream: Buffer;
   frames: number[];
   spliced: boolean;
 }
 
 /**
- * Speech + captions → MP4 in three ffmpeg runs: the AAC soundtrack and the picture encodes side by side on
- * both cores, then a stream-copy mux, and an ffprobe of its result (what it resolves with). The picture run encodes the background once
+ * Speech + captions → MP4: the AAC soundtrack and the picture encoded side by side on both cores (ffmpeg runs), then
+ * both written into the MP4 here (mux), whose moov box is read back (what it resolves with). The picture run encodes the background once
  * and the caption band only where the captions change; the splicer (h264/) then puts the full pictures together
  * from those slices and skip slices, so no duplicate frame is ever encoded. Should the splicer fail (it refuses the
  * parts, or what it made fails the check after the mux), the same picture is rendered the plain way and a warning
@@ -191,7 +193,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     return encodePlainPicture(ffmpeg, job);
   };
   try {
-    const audio = path.join(workDir, 'audio.m4a');
+    const audio = path.join(workDir, 'audio.aac');
     const soundtrack: SoundtrackOptions = {
       speech: options.speech,
       seconds: job.totalFrames / options.fps,
@@ -208,7 +210,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     // Its true peak is heard as it is encoded: one over the ceiling is written again beside the picture, before the mux.
     const [, picture] = await Promise.all([encodeUnderCeiling(ffmpeg, soundtrack).catch(cancelOthersOnFailure), pictured]);
     const muxAndProbe = async (encoded: EncodedPicture): Promise<RenderedVideo> => {
-      const info = await mux(ffmpeg, job, encoded, audio);
+      const info = await mux(job, encoded, audio);
       return { ...info, renderPath: encoded.spliced ? 'spliced' : moving ? 'moving' : 'plain', frameRate: job.frameRate };
     };
     if (!picture.spliced) return await muxAndProbe(picture);
@@ -221,9 +223,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
 
 async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
   const { stream, frames } = await splicePicture(ffmpeg, { ...job, scenes: job.layers, splice: job.splice || undefined });
-  const file = path.join(job.workDir, 'video.h264');
-  await writeFile(file, stream);
-  return { file, frames, spliced: true };
+  return { stream, frames, spliced: true };
 }
 
 /**
@@ -269,7 +269,7 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob, part: Picture
     timeoutMs: job.timeoutMs,
     killGraceMs: job.killGraceMs,
   });
-  return { file, frames, spliced: false };
+  return { stream: await readFile(file), frames, spliced: false };
 }
 
 /** Frames `start` to `end` of a picture encoded on their own, into `<name>.h264`. */
@@ -298,9 +298,7 @@ async function encodeMovingPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<Enc
     encodePlainPicture(ffmpeg, job, { start: 0, end: middle, name: 'moving-0' }),
     encodePlainPicture(ffmpeg, job, { start: middle, end: totalFrames, name: 'moving-1' }),
   ]);
-  const file = path.join(job.workDir, 'moving.h264');
-  await writeFile(file, Buffer.concat(await Promise.all(halves.map((half) => readFile(half.file)))));
-  return { file, frames: halves.flatMap((half) => half.frames), spliced: false };
+  return { stream: Buffer.concat(halves.map((half) => half.stream)), frames: halves.flatMap((half) => half.frames), spliced: false };
 }
 
 /**
@@ -337,62 +335,25 @@ async function checkSpliced<T extends MediaInfo>(job: PictureJob, muxed: Promise
 }
 
 /**
- * Bytes of an MP4's moov box per picture and per AAC frame, and beside them, at most: its tables hold a size, a time
- * and a chunk offset per sample at worst (measured: 53 KB for 1,803 pictures and 2,817 AAC frames).
+ * The picture and the soundtrack in one MP4 (media/mp4-writer.ts), the moov box first (so that playback starts before
+ * the whole file is there), each picture at its frame's time: every frame's at a constant rate, where the picture
+ * changes at a variable one. Answers the file as ffprobe would read it.
  */
-const MOOV_BYTES = { fixed: 4096, perPicture: 20, perAudioFrame: 12 };
-/** Samples in an AAC frame. */
-const AAC_FRAME = 1024;
-
-/**
- * The picture and the soundtrack in one MP4, the moov box first (so that playback starts before the whole file is
- * there): written into room kept for it at the start (`-moov_size`), not moved there by writing the file a second
- * time (`+faststart`, the fallback should the room be too small).
- */
-async function mux(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string): Promise<MediaInfo> {
-  const seconds = job.totalFrames / job.fps;
-  const room = MOOV_BYTES.fixed + MOOV_BYTES.perPicture * picture.frames.length + MOOV_BYTES.perAudioFrame * Math.ceil((seconds * VIDEO_SAMPLE_RATE) / AAC_FRAME + 2);
-  // -xerror: a room too small fails the trailer, which ffmpeg 5.1 otherwise reports and exits 0 from, the moov box
-  // written over the start of the media.
-  await muxInto(ffmpeg, job, picture, audio, ['-xerror', '-moov_size', String(room)]).catch((error: unknown) => {
-    if (!(error instanceof ProcessError) || !/reserved_moov_size is too small/.test(error.stderrTail)) throw error;
-    return muxInto(ffmpeg, job, picture, audio, ['-movflags', '+faststart']);
-  });
+async function mux(job: PictureJob, picture: EncodedPicture, audio: string): Promise<MediaInfo> {
+  const { samples, sync, avcC } = mp4Samples(picture.stream);
+  if (samples.length !== picture.frames.length) throw new H264Error(`The picture has ${samples.length} pictures for ${picture.frames.length} frames`);
+  const sound = parseAdts(await readFile(audio));
+  // Units of 1/fps made finer, as ffmpeg's muxer makes them, to at least 10000 a second.
+  let timescale = job.fps;
+  while (timescale < 10_000) timescale *= 2;
+  const tick = timescale / job.fps;
+  await writeMp4(
+    job.output,
+    { ...job.size, avcC, colour: BT709_COLOUR, samples, sync, starts: picture.frames.map((frame) => frame * tick), end: job.totalFrames * tick, timescale },
+    { ...sound, priming: AAC_PRIMING, length: soundtrackLength(job.speech) },
+  );
   // Read from the file's own moov box: what ffprobe would say, without its process.
   return mp4Info(job.output);
-}
-
-async function muxInto(ffmpeg: Ffmpeg, job: PictureJob, picture: EncodedPicture, audio: string, moovFirst: readonly string[]): Promise<void> {
-  await ffmpeg.run({
-    inputs: [
-      // A file, not stdin: ffmpeg 5.1 stalls on a piped input whose thread queue fills up.
-      { source: picture.file, options: ['-f', 'h264', '-r', String(job.fps)] },
-      { source: audio },
-    ],
-    output: job.output,
-    outputOptions: [
-      '-map',
-      '0:v:0',
-      '-map',
-      '1:a:0',
-      '-c',
-      'copy',
-      ...(job.frameRate === 'variable' ? variableTimestamps(picture.frames, job.totalFrames, job.fps) : []),
-      ...moovFirst,
-      '-f',
-      'mp4',
-    ],
-    signal: job.signal,
-    timeoutMs: job.timeoutMs,
-    killGraceMs: job.killGraceMs,
-  });
-}
-
-/** Sets each picture's time and duration, in frames, for a variable-rate MP4 (the raw stream carries none). */
-function variableTimestamps(frames: readonly number[], totalFrames: number, fps: number): string[] {
-  const byPicture = (values: readonly number[]) => sumOf(values.flatMap((value, index) => (value ? [`eq(N,${index})*${value}`] : [])));
-  const durations = frames.map((frame, index) => (frames[index + 1] ?? totalFrames) - frame);
-  return ['-bsf:v', `setts=ts='${byPicture(frames) || '0'}':duration='${byPicture(durations)}'`, '-video_track_timescale', String(fps)];
 }
 
 function sumOf(terms: readonly string[]): string {

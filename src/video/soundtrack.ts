@@ -35,8 +35,16 @@ export interface SoundtrackOptions extends ProcessLimits {
   channels?: Channels;
   /** The true peak (dBTP) to aim under; default the ceiling less AAC's headroom. The caller meters the result. */
   peakCeiling?: number;
-  /** An AAC file (M4A). */
+  /** An AAC stream (ADTS): mux (render.ts) puts its frames in the video. */
   output: string;
+}
+
+/** Samples ffmpeg's AAC encoder puts before the sound (its encoder delay): the MP4's edit list leaves them out. */
+export const AAC_PRIMING = 1024;
+
+/** Samples (per channel) of a soundtrack's sound: the narration's, at VIDEO_SAMPLE_RATE. */
+export function soundtrackLength(speech: Pick<Speech, 'samples' | 'sampleRate'>): number {
+  return Math.round((speech.samples.length * VIDEO_SAMPLE_RATE) / speech.sampleRate);
 }
 
 /** Fades of the music at the start and the end, in seconds (shorter for very short videos). */
@@ -159,20 +167,20 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
 
 /**
  * The last two stages of a soundtrack's pipeline: the AAC encoder, reading its input as `inputs` say, writing
- * `output` (M4A) and the same packets (ADTS) to its stdout, and a decoder of those packets whose PCM (16-bit,
+ * its packets (ADTS) to `output` and to its stdout, and a decoder of those packets whose PCM (16-bit,
  * `channels` interleaved) is the file's sound as a player hears it, for its true peak.
  */
 function encodeAndHear(ffmpeg: Ffmpeg, inputs: readonly string[], filters: readonly string[], { channels, output, cutoff }: { channels: Channels; output: string; cutoff?: number }): Command[] {
   const bandLimit = Math.min(AAC_CUTOFF, cutoff ?? AAC_CUTOFF);
   // The tee muxer gives both outputs the one encode; its output list is parsed with `|` between entries and `\` escaping.
-  const teeOutputs = `[f=ipod]file:${output.replace(/[\\'|[\]]/g, '\\$&')}|[f=adts]pipe:1`;
+  const teeOutputs = `[f=adts]file:${output.replace(/[\\'|[\]]/g, '\\$&')}|[f=adts]pipe:1`;
   return [
     {
       command: ffmpeg.tools.ffmpeg,
       args: [
         '-nostdin', '-hide_banner', '-nostats', '-v', 'error', ...inputs, ...filters,
         '-map', '0:a', '-ar', String(VIDEO_SAMPLE_RATE), '-ac', String(channels), '-map_metadata', '-1',
-        // The videos' AAC, two of its options given again (ffmpeg takes the last): the band limit, and the tee muxer for ipod.
+        // The videos' AAC, two of its options given again (ffmpeg takes the last): the band limit, and the tee muxer for its container.
         ...AUDIO_ENCODINGS.aac.args, '-cutoff', String(Math.round(bandLimit)), '-f', 'tee', teeOutputs,
       ],
     },

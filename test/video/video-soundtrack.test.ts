@@ -121,7 +121,7 @@ describe('the soundtrack of a video', () => {
 
   it('a soundtrack whose codec lifted a peak over -1 dBTP is written again, lower', async () => {
     // Loud, and aimed at +1 dBTP on purpose: the peaks then come out over the ceiling.
-    const options = { speech, seconds: speech.duration, loudness: -3, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.m4a') };
+    const options = { speech, seconds: speech.duration, loudness: -3, music: { file: music }, peakCeiling: 1, output: path.join(dir, 'peaks.aac') };
     const peak = await encodeSoundtrack(ffmpeg, options);
     const metered = (await ebur128(options.output)).truePeak;
     expect(metered).toBeGreaterThan(-1);
@@ -136,7 +136,7 @@ describe('the soundtrack of a video', () => {
 
   it("answers the true peak of the voice alone as written, heard beside the encode (ffmpeg's meter agrees), mono and stereo", async () => {
     for (const channels of [1, 2] as const) {
-      const output = path.join(dir, `voice-peak-${channels}.m4a`);
+      const output = path.join(dir, `voice-peak-${channels}.aac`);
       const peak = await encodeSoundtrack(ffmpeg, { speech, seconds: speech.duration, loudness: -14, channels, output });
       const metered = await ebur128(output);
       expect(Math.abs(metered.integrated + 14)).toBeLessThanOrEqual(LOUDNESS_TOLERANCE);
@@ -144,7 +144,7 @@ describe('the soundtrack of a video', () => {
       expect(peak).toBeLessThan(metered.truePeak + 0.5);
       expect((await rawStreams(output))[0]).toMatchObject({ codec_name: 'aac', channels, sample_rate: '48000' });
     }
-    expect(await encodeSoundtrack(ffmpeg, { speech, seconds: speech.duration, output: path.join(dir, 'voice-level.m4a') })).toBeUndefined();
+    expect(await encodeSoundtrack(ffmpeg, { speech, seconds: speech.duration, output: path.join(dir, 'voice-level.aac') })).toBeUndefined();
   });
 
   it('without music the band of the music frequency holds only what the voice leaks into it', async () => {

@@ -12,6 +12,8 @@ import { composeStream, type ComposedStream, type StreamParts } from './compose.
 
 /** E.2.1 VUI colour description: BT.709 primaries, transfer and matrix, as browsers assume for HD pictures. */
 export const BT709_VUI = 'colorprim=bt709:transfer=bt709:colormatrix=bt709';
+/** The same as the MP4's colr box gives it (ISO/IEC 23091-2 code points, those of H.264 Tables E-3 to E-5). */
+export const BT709_COLOUR = { primaries: 1, transfer: 1, matrix: 1 } as const;
 
 /**
  * The frames where an IDR picture goes: every `interval` frames from 0 (only 0 without an interval). A player seeks
