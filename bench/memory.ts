@@ -102,7 +102,7 @@ export class TreeSampler {
 }
 
 /** What an ffmpeg run did, from its arguments. */
-export type FfmpegRole = 'mp3 encode' | 'AAC soundtrack' | 'picture encode' | 'mux' | 'naive render' | 'ffprobe' | 'capability check' | 'other';
+export type FfmpegRole = 'mp3 encode' | 'AAC soundtrack' | 'picture encode' | 'naive render' | 'ffprobe' | 'capability check' | 'other';
 
 function roleOf(commandLine: string): FfmpegRole {
   if (/ffprobe /.test(commandLine)) return 'ffprobe';
@@ -111,8 +111,8 @@ function roleOf(commandLine: string): FfmpegRole {
   if (commandLine.includes('-preset medium')) return 'naive render';
   if (commandLine.includes('libx264')) return 'picture encode';
   if (commandLine.includes('libmp3lame')) return 'mp3 encode';
-  if (commandLine.includes('-f ipod')) return 'AAC soundtrack';
-  if (commandLine.includes('-c copy')) return 'mux';
+  // The soundtrack's encoder (its ADTS to a file and to the decoder that hears it); the MP4 is written in the server.
+  if (commandLine.includes('-c:a aac')) return 'AAC soundtrack';
   return 'other';
 }
 

@@ -186,6 +186,14 @@ function besselI0(x: number): number {
 
 /** No interpolated point exceeds the largest of the samples it is made of by more than this factor. */
 const MAX_OVERSHOOT = Math.max(...PHASES.map((taps) => taps.reduce((total, tap) => total + Math.abs(tap), 0)));
+/** Taps nearest a point, either side together, that levelOver sums first. */
+const NEAR_TAPS = 8;
+const FIRST_NEAR = HALF_TAPS - NEAR_TAPS / 2;
+/**
+ * Of each phase, Σ|tap| of the taps beyond the NEAR_TAPS nearest (0.14, 0.19, 0.14): with the loudest sample they
+ * reach, what they can add to the near taps' sum, at most. Kept a hair larger than the sums, for float rounding.
+ */
+const [FAR_QUARTER, FAR_HALF, FAR_THREE_QUARTERS] = PHASES.map((taps) => taps.reduce((total, tap, index) => total + (index >= FIRST_NEAR && index < FIRST_NEAR + NEAR_TAPS ? 0 : Math.abs(tap)), 0) * (1 + 1e-9) + 1e-9) as [number, number, number];
 /** Samples per stretch: a stretch is passed over whole when even its largest overshoot stays under a level. */
 const STRETCH = 32;
 
@@ -289,7 +297,8 @@ function heldPeak(held: Float32Array, peak: number): number {
     const from = Math.max(HALF_TAPS, stretch * STRETCH);
     const to = Math.min(last, (stretch + 1) * STRETCH);
     if (from >= to || !mayExceed(peaks, stretch, highest)) continue;
-    for (let position = from; position < to; position += 1) highest = Math.max(highest, levelAfter(held, position - HALF_TAPS));
+    const reach = reachOf(peaks, stretch);
+    for (let position = from; position < to; position += 1) highest = Math.max(highest, levelOver(held, position - HALF_TAPS, highest, reach));
   }
   return highest;
 }
@@ -314,9 +323,37 @@ function stretchPeaks(samples: Int16Array | Float32Array): Float64Array {
   return peaks;
 }
 
+/** The loudest sample any point of `stretch` is made of: its points reach HALF_TAPS (< STRETCH) samples into each neighbour. */
+function reachOf(peaks: Float64Array, stretch: number): number {
+  return Math.max(peaks[stretch] ?? 0, peaks[stretch + 1] ?? 0, peaks[stretch + 2] ?? 0);
+}
+
 /** Whether a sample of `stretch` or a point after it can pass `level`: its points reach HALF_TAPS (< STRETCH) samples into each neighbour. */
 function mayExceed(peaks: Float64Array, stretch: number, level: number): boolean {
-  return Math.max(peaks[stretch] ?? 0, peaks[stretch + 1] ?? 0, peaks[stretch + 2] ?? 0) * MAX_OVERSHOOT > level;
+  return reachOf(peaks, stretch) * MAX_OVERSHOOT > level;
+}
+
+/**
+ * levelAfter where it may pass `level`; elsewhere the sample's own level (at most `level`, as every point is then).
+ * The NEAR_TAPS nearest taps are summed first: with what the others can add at most (`reach`, the loudest sample they
+ * are made of, times their Σ|tap|), a point that stays at or under `level` needs no more. On limited speech most
+ * points near the peak level are a dB or more under it: most are settled by a third of the work (the meter of a
+ * video's decoded minute: mono speech 42 -> 27 ms, a stereo mix 104-112 -> 68-71 ms).
+ */
+function levelOver(signal: Float32Array, index: number, level: number, reach: number): number {
+  const own = Math.abs(signal[index + HALF_TAPS] ?? 0);
+  if (own > level) return levelAfter(signal, index);
+  let quarter = 0;
+  let half = 0;
+  let threeQuarters = 0;
+  for (let tap = FIRST_NEAR; tap < FIRST_NEAR + NEAR_TAPS; tap += 1) {
+    const sample = signal[index + 1 + tap] ?? 0;
+    quarter += (QUARTER[tap] ?? 0) * sample;
+    half += (HALF[tap] ?? 0) * sample;
+    threeQuarters += (THREE_QUARTERS[tap] ?? 0) * sample;
+  }
+  const settled = Math.abs(quarter) + FAR_QUARTER * reach <= level && Math.abs(half) + FAR_HALF * reach <= level && Math.abs(threeQuarters) + FAR_THREE_QUARTERS * reach <= level;
+  return settled ? own : levelAfter(signal, index);
 }
 
 /** The highest level from sample `index` to the next, that one excluded: the sample and the three points after it. */
@@ -397,6 +434,9 @@ function limitOf(ceiling: number): number {
   return FULL_SCALE * 10 ** (ceiling / 20);
 }
 
+/** PeakLevels finds levels over this factor of the limit asked (6 dB under it): each round's limit is some dB under the one before. */
+const FIND_BELOW = 10 ** (-6 / 20);
+
 /**
  * levelAfter of every frame (the highest of its channels'), found a stretch at a time where it may pass a limit, and
  * kept for lower limits.
@@ -405,31 +445,38 @@ class PeakLevels {
   readonly levels: Float32Array;
   /** The highest of `levels` in each stretch of frames (0 where none was found yet): the limiter passes over the rest. */
   readonly stretchLevels: Float32Array;
-  private readonly channels: ReadonlyArray<{ signal: Float32Array; peaks: Float64Array; found: Uint8Array }>;
+  /**
+   * Per channel: the samples (padded), each stretch's loudest, and the lowest limit each stretch's levels were found
+   * for (Infinity: none yet): its levels over that are exact, the others at most that.
+   */
+  private readonly channels: ReadonlyArray<{ signal: Float32Array; peaks: Float64Array; foundFor: Float64Array }>;
 
   constructor(channels: readonly Int16Array[]) {
     this.levels = new Float32Array((channels[0] as Int16Array).length);
     this.stretchLevels = new Float32Array(Math.ceil(this.levels.length / STRETCH));
     this.channels = channels.map((samples) => {
       const peaks = stretchPeaks(samples);
-      return { signal: padded(samples), peaks, found: new Uint8Array(peaks.length - 2) };
+      return { signal: padded(samples), peaks, foundFor: new Float64Array(peaks.length - 2).fill(Infinity) };
     });
   }
 
-  /** Makes `levels` hold every level over `limit` (those left at 0 are at most `limit`). */
+  /** Makes `levels` hold every level over `limit` exactly (the others are at most `limit`). */
   findOver(limit: number): void {
-    for (const { signal, peaks, found } of this.channels) {
-      for (let stretch = 0; stretch < found.length; stretch += 1) {
-        if (found[stretch] || !mayExceed(peaks, stretch, limit)) continue;
+    for (const { signal, peaks, foundFor } of this.channels) {
+      for (let stretch = 0; stretch < foundFor.length; stretch += 1) {
+        if (limit >= (foundFor[stretch] as number) || !mayExceed(peaks, stretch, limit)) continue;
         const end = Math.min(this.levels.length, (stretch + 1) * STRETCH);
+        const reach = reachOf(peaks, stretch);
+        // Found for a limit some way under this one: the next rounds' lower limits need not find them again.
+        const below = limit * FIND_BELOW;
         let highest = this.stretchLevels[stretch] ?? 0;
         for (let index = stretch * STRETCH; index < end; index += 1) {
-          const level = Math.max(this.levels[index] ?? 0, levelAfter(signal, index));
+          const level = Math.max(this.levels[index] ?? 0, levelOver(signal, index, below, reach));
           this.levels[index] = level;
           highest = Math.max(highest, level);
         }
         this.stretchLevels[stretch] = highest;
-        found[stretch] = 1;
+        foundFor[stretch] = below;
       }
     }
   }
@@ -466,7 +513,9 @@ function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLeve
     }
   }
   const limited = samples.slice();
-  for (const [from, to] of spans) limitSpan(samples, limited, channels, levels, limit, from, to, attack, release);
+  // One array of gains for every span, as long as the longest.
+  const gains = new Float32Array(spans.reduce((longest, [from, to]) => Math.max(longest, to - from + 1), 0));
+  for (const [from, to] of spans) limitSpan(samples, limited, channels, levels, limit, from, to, attack, release, gains);
   return limited;
 }
 
@@ -475,8 +524,8 @@ function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLeve
  * points after a frame lie between it and the next, so both hold them), then what it gets: the gain falls ahead of
  * each peak at `attack` and comes back after it at `release` per frame, never over what any frame needs.
  */
-function limitSpan(samples: Int16Array, limited: Int16Array, channels: number, levels: Float32Array, limit: number, from: number, to: number, attack: number, release: number): void {
-  const gains = new Float32Array(to - from + 1).fill(1);
+function limitSpan(samples: Int16Array, limited: Int16Array, channels: number, levels: Float32Array, limit: number, from: number, to: number, attack: number, release: number, gains: Float32Array): void {
+  gains.fill(1, 0, to - from + 1);
   for (let index = from; index < to; index += 1) {
     const level = levels[index] ?? 0;
     if (level <= limit) continue;
