@@ -3,6 +3,9 @@
  * behind a 7-byte header (9 with a CRC) that gives its length, profile, rate and channels.
  */
 
+/** Samples (per channel) in an AAC frame (AAC LC's long frame). */
+export const AAC_FRAME = 1024;
+
 /** samplingFrequencyIndex → rate (ISO/IEC 14496-3 Table 1.18). */
 export const AAC_SAMPLE_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350] as const;
 

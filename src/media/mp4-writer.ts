@@ -5,7 +5,7 @@
  * writes for the same tracks (avcC, colr, pasp; esds, the AAC priming cut by an edit list, the roll group).
  */
 import { open } from 'node:fs/promises';
-import { audioSpecificConfig, type AdtsStream } from './adts.js';
+import { AAC_FRAME, audioSpecificConfig, type AdtsStream } from './adts.js';
 
 export interface Mp4Video {
   width: number;
@@ -40,8 +40,6 @@ export interface Mp4Audio extends Omit<AdtsStream, 'frames'> {
 const CHUNK_SECONDS = 0.5;
 /** The movie's own timescale (mvhd, tkhd, elst), in units per second. */
 const MOVIE_TIMESCALE = 1000;
-/** Samples in an AAC frame. */
-const AAC_FRAME = 1024;
 const VIDEO_TRACK = 1;
 const AUDIO_TRACK = 2;
 /** tkhd's unity matrix (ISO/IEC 14496-12 §8.3.2). */

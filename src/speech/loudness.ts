@@ -404,8 +404,10 @@ export function normalizeLoudness(samples: Int16Array, sampleRate: number, targe
   const levels = new PeakLevels(channelsOf(samples, channels));
   let gain = plain;
   let previous: { gain: number; loudness: number } | undefined;
+  let rounds: Int16Array | undefined;
   for (let round = 1; ; round += 1) {
-    const limited = limitLevels(samples, channels, levels, sampleRate, limitOf(ceiling - gain));
+    // Each round writes over the one before: only the last is kept.
+    const limited = limitLevels(samples, channels, levels, sampleRate, limitOf(ceiling - gain), (rounds ??= new Int16Array(samples.length)));
     // The absolute gate moves with the gain too, but speech sits far above it, where that changes nothing.
     const loudness = integratedLoudness(limited, sampleRate, channels) + gain;
     // Loudness grows more slowly than the gain once the limiter works: the secant through the last two rounds.
@@ -484,9 +486,10 @@ class PeakLevels {
 
 /**
  * limitPeaks, with the levels found so far, one gain for every channel of a frame (the stereo image kept); gains are
- * linear, so that a ramp is a product per frame.
+ * linear, so that a ramp is a product per frame. Written `into` that array if given (the samples themselves when
+ * nothing is over the limit).
  */
-function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLevels, sampleRate: number, limit: number): Int16Array {
+function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLevels, sampleRate: number, limit: number, into?: Int16Array): Int16Array {
   peakLevels.findOver(limit);
   const { levels, stretchLevels } = peakLevels;
   const length = levels.length;
@@ -512,7 +515,8 @@ function limitLevels(samples: Int16Array, channels: number, peakLevels: PeakLeve
       else spans.push((current = [Math.max(0, index - ahead), Math.min(length, index + after)]));
     }
   }
-  const limited = samples.slice();
+  const limited = into ?? new Int16Array(samples.length);
+  limited.set(samples);
   // One array of gains for every span, as long as the longest.
   const gains = new Float32Array(spans.reduce((longest, [from, to]) => Math.max(longest, to - from + 1), 0));
   for (const [from, to] of spans) limitSpan(samples, limited, channels, levels, limit, from, to, attack, release, gains);

@@ -4,7 +4,7 @@ import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
 import { osTempScratch, type Scratch } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
-import { parseAdts } from '../media/adts.js';
+import { AAC_FRAME, parseAdts } from '../media/adts.js';
 import { mp4Info } from '../media/mp4-info.js';
 import { writeMp4 } from '../media/mp4-writer.js';
 import type { FrameRate } from './options.js';
@@ -350,7 +350,9 @@ async function mux(job: PictureJob, picture: EncodedPicture, audio: string): Pro
   await writeMp4(
     job.output,
     { ...job.size, avcC, colour: BT709_COLOUR, samples, sync, starts: picture.frames.map((frame) => frame * tick), end: job.totalFrames * tick, timescale },
-    { ...sound, priming: AAC_PRIMING, length: soundtrackLength(job.speech) },
+    // The sound's length as the narration gives it, within what the frames hold (the resampler's own count can be a
+    // few samples short of the rounded one).
+    { ...sound, priming: AAC_PRIMING, length: Math.min(soundtrackLength(job.speech), sound.frames.length * AAC_FRAME - AAC_PRIMING) },
   );
   // Read from the file's own moov box: what ffprobe would say, without its process.
   return mp4Info(job.output);
