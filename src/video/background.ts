@@ -48,8 +48,17 @@ function clipFrames(clip: Clip, size: FrameSize, fps: number): string {
   const asItIs = clip.bt709 === true && clip.size?.width === size.width && clip.size.height === size.height;
   const fit = asItIs
     ? ''
-    : `scale=${size.width}:${size.height}:force_original_aspect_ratio=increase:flags=bicubic:out_color_matrix=bt709:out_range=tv,crop=${size.width}:${size.height},`;
+    : `${cover(size, ':out_color_matrix=bt709:out_range=tv')},`;
   return `fps=${fps},${fit}setsar=1,format=yuv420p`;
+}
+
+/**
+ * "Cover" as ffmpeg filters: the middle of the picture cut to the frame's shape, then scaled to the frame (bicubic:
+ * sharp, and faster than lanczos), with `scaleOptions` for the scaler. Cut first, so that only what is kept is scaled
+ * (a 1920x1080 picture under a 1080x1920 frame: a third of it, not all of it at 3413x1920).
+ */
+function cover({ width, height }: FrameSize, scaleOptions = ''): string {
+  return `crop=w='min(iw,ih*${width}/${height})':h='min(ih,iw*${height}/${width})',scale=${width}:${height}:flags=bicubic${scaleOptions}`;
 }
 
 /**
@@ -188,14 +197,14 @@ export async function prepareBackground(
   if (background.type === 'gradient') {
     await writeFile(file, rgbToYuv420(gradientPixels(background.colors, background.direction, size), size.width, size.height));
   } else {
-    // Cover: scale until both sides reach the frame, then cut the middle (bicubic: sharp, and faster than lanczos); then BT.709 YUV.
+    // Cover (the middle cut to the frame's shape, scaled to it), then BT.709 YUV.
     await ffmpeg.run({
       inputs: [{ source: background.file }],
       output: file,
       outputOptions: [
         '-map', '0:v:0', '-frames:v', '1',
         '-vf',
-        `scale=${prepared.width}:${prepared.height}:force_original_aspect_ratio=increase:flags=bicubic,crop=${prepared.width}:${prepared.height},setsar=1,format=rgb24,` +
+        `${cover(prepared)},setsar=1,format=rgb24,` +
           'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
         '-f', 'rawvideo',
       ],

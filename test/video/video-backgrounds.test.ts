@@ -75,6 +75,19 @@ describe('backgrounds', () => {
     expectColour(pixel(frame, 100, 100), 'E01010', 6);
     expectColour(pixel(frame, size.width - 100, 100), '1030E0', 6);
     expectColour(pixel(frame, size.width - 100, size.height - 40), '1030E0', 6);
+    // Green bands at both sides of a 400×300 image fall outside the middle 169 columns that cover 9:16: none shows,
+    // and the red and blue meet in the frame's middle (a stretched or letterboxed image would show the green).
+    const banded = path.join(dir, 'banded.png');
+    await runFfmpeg([
+      '-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x10C010:s=100x300', '-f', 'lavfi', '-i', 'color=c=0xE01010:s=100x300',
+      '-f', 'lavfi', '-i', 'color=c=0x1030E0:s=100x300', '-f', 'lavfi', '-i', 'color=c=0x10C010:s=100x300',
+      '-filter_complex', '[0:v][1:v][2:v][3:v]hstack=inputs=4', '-frames:v', '1', banded,
+    ]);
+    const covered = await decodeFrame(await render('banded', { type: 'image', file: banded }), lit.startFrame, FPS);
+    expectColour(pixel(covered, 2, 100), 'E01010', 8);
+    expectColour(pixel(covered, size.width / 2 - 12, 100), 'E01010', 8);
+    expectColour(pixel(covered, size.width / 2 + 12, 100), '1030E0', 8);
+    expectColour(pixel(covered, size.width - 3, 100), '1030E0', 8);
   });
 
   for (const aspectRatio of ['16:9', '1:1', '4:5'] as const) {
