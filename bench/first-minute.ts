@@ -1,12 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { startServer, startWorker, type RunningServer } from '../test/helpers/server-process.js';
 import { measureDockerImage, type DockerImageResult } from './docker-image.js';
+import { Ffmpeg } from '../src/media/ffmpeg.js';
+import { resolveMediaTools } from '../src/media/tools.js';
+import { makeAssets, upload } from './looks.js';
 import { descendants, type ChildKind } from './memory.js';
 import { comparePiper, installPiperTts, type PiperComparison } from './piper-compare.js';
 import { CACHES_OFF, postOk, procStatusKb, startService, type Service } from './service.js';
@@ -93,12 +97,28 @@ async function comparePaths(voice: string, runs: number): Promise<PathComparison
   const env = { VOICES_DIR: path.join(ROOT, 'voices') };
   const baseline = await startService(env, { build: 'source', cwd });
   const current = await startService(env);
-  const cases = [
+  // The looks section's video (issue 21: no slower than before it): its image and music uploaded to each service.
+  const workDir = await mkdtemp(path.join(tmpdir(), 'voxreel-bench-paths-'));
+  const [image, music] = [path.join(workDir, 'background.jpg'), path.join(workDir, 'music.mp3')];
+  await makeAssets(new Ffmpeg(resolveMediaTools()), image, music);
+  const assets = new Map<Service, { image: string; music: string }>();
+  for (const service of [baseline, current]) assets.set(service, { image: await upload(service, image, 'image/jpeg'), music: await upload(service, music, 'audio/mpeg') });
+  const looks = (service: Service) => ({
+    text: textOf(1000),
+    voice,
+    aspect_ratio: '9:16',
+    background: { image: assets.get(service)?.image },
+    caption_style: 'bold',
+    music: { id: assets.get(service)?.music },
+  });
+  const cases: Array<{ label: string; url: string; body: object | ((service: Service) => object); runs: number }> = [
     { label: '/tts 200 characters, mp3', url: '/tts', body: { text: textOf(200), voice, format: 'mp3' }, runs },
     { label: '/tts 200 characters, wav', url: '/tts', body: { text: textOf(200), voice, format: 'wav' }, runs },
     { label: '/tts 200 characters, ogg', url: '/tts', body: { text: textOf(200), voice, format: 'ogg' }, runs },
     { label: '/tts 5000 characters, mp3', url: '/tts', body: { text: textOf(5000), voice, format: 'mp3' }, runs: Math.ceil(runs / 3) },
     { label: '/tts-video 1000 characters, 1080×1920', url: '/tts-video', body: { text: textOf(1000), voice, aspect_ratio: '9:16' }, runs: Math.ceil(runs / 3) },
+    // Stereo now (the default with music since issue 21), mono then.
+    { label: '/tts-video 1000 characters, 1080×1920, image background + bold captions + music', url: '/tts-video', body: looks, runs: Math.ceil(runs / 3) },
   ];
   try {
     const rows: PathComparison[] = [];
@@ -108,7 +128,7 @@ async function comparePaths(voice: string, runs: number): Promise<PathComparison
       for (let run = -2; run < row.runs; run += 1) {
         for (const [name, service] of [['baseline', baseline], ['current', current]] as const) {
           const started = performance.now();
-          await postOk(`${service.baseUrl}${row.url}`, row.body);
+          await postOk(`${service.baseUrl}${row.url}`, typeof row.body === 'function' ? row.body(service) : row.body);
           if (run >= 0) times[name].push(performance.now() - started);
         }
       }

@@ -130,13 +130,13 @@ async function chineseNarration(service: Service, seconds: number): Promise<stri
 }
 
 /** A photo-like 1920×1080 JPEG and a minute of stereo MP3, made here. */
-async function makeAssets(ffmpeg: Ffmpeg, image: string, music: string): Promise<void> {
+export async function makeAssets(ffmpeg: Ffmpeg, image: string, music: string): Promise<void> {
   const run = (args: string[]) => runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-v', 'error', '-y', ...args], { timeoutMs: 60_000 });
   await run(['-f', 'lavfi', '-i', 'mandelbrot=s=1920x1080', '-frames:v', '1', '-q:v', '3', image]);
   await run(['-f', 'lavfi', '-i', 'sine=f=220:d=60', '-f', 'lavfi', '-i', 'sine=f=330:d=60', '-filter_complex', 'amix=inputs=2', '-ac', '2', '-b:a', '128k', music]);
 }
 
-async function upload(service: Service, file: string, type: string): Promise<string> {
+export async function upload(service: Service, file: string, type: string): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([await readFile(file)], { type }), path.basename(file));
   const response = await fetch(`${service.baseUrl}/assets`, { method: 'POST', body: form });
