@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -100,9 +100,7 @@ async function comparePaths(voice: string, runs: number): Promise<PathComparison
   // The looks section's video (issue 21: no slower than before it): its image and music uploaded to each service.
   const workDir = await mkdtemp(path.join(tmpdir(), 'voxreel-bench-paths-'));
   const [image, music] = [path.join(workDir, 'background.jpg'), path.join(workDir, 'music.mp3')];
-  await makeAssets(new Ffmpeg(resolveMediaTools()), image, music);
   const assets = new Map<Service, { image: string; music: string }>();
-  for (const service of [baseline, current]) assets.set(service, { image: await upload(service, image, 'image/jpeg'), music: await upload(service, music, 'audio/mpeg') });
   const looks = (service: Service) => ({
     text: textOf(1000),
     voice,
@@ -121,6 +119,8 @@ async function comparePaths(voice: string, runs: number): Promise<PathComparison
     { label: '/tts-video 1000 characters, 1080×1920, image background + bold captions + music', url: '/tts-video', body: looks, runs: Math.ceil(runs / 3) },
   ];
   try {
+    await makeAssets(new Ffmpeg(resolveMediaTools()), image, music);
+    for (const service of [baseline, current]) assets.set(service, { image: await upload(service, image, 'image/jpeg'), music: await upload(service, music, 'audio/mpeg') });
     const rows: PathComparison[] = [];
     for (const row of cases) {
       const times: Record<'baseline' | 'current', number[]> = { baseline: [], current: [] };
@@ -138,7 +138,7 @@ async function comparePaths(voice: string, runs: number): Promise<PathComparison
     }
     return rows;
   } finally {
-    await Promise.all([baseline.stop(), current.stop()]);
+    await Promise.all([baseline.stop(), current.stop(), rm(workDir, { recursive: true, force: true })]);
   }
 }
 

@@ -67,7 +67,7 @@ interface Chunk {
 }
 
 /** The file as the buffers to write one after the other. */
-export function mp4Parts(video: Mp4Video, audio: Mp4Audio): Uint8Array[] {
+function mp4Parts(video: Mp4Video, audio: Mp4Audio): Uint8Array[] {
   if (video.samples.length === 0 || video.samples.length !== video.starts.length || video.sync.length !== video.samples.length) {
     throw new Error('MP4: the pictures, their times and their sync flags do not match');
   }
@@ -98,9 +98,11 @@ export function mp4Parts(video: Mp4Video, audio: Mp4Audio): Uint8Array[] {
     addChunk(AUDIO_TRACK, (index) => [audio.frames[index] as Uint8Array], frameFrom, frame);
   }
   const ftyp = box('ftyp', ascii('isom'), u32(0x200), ascii('isomiso2avc1mp41'));
-  // The chunk offsets are known once the moov box's size is: a first build with them relative to the media gives it.
-  const wide = ftyp.length + 8 + mediaBytes + 16 + moov(video, audio, chunks, 0, true).length > 0xffffffff;
-  const size = moov(video, audio, chunks, 0, wide).length;
+  // The chunk offsets are known once the moov box's size is, which its offsets' values do not change: a first build
+  // with them relative to the media gives it. 64-bit offsets only past 4 GiB (then the size with them).
+  const narrow = moov(video, audio, chunks, 0, false).length;
+  const wide = ftyp.length + narrow + 8 + mediaBytes > 0xffffffff;
+  const size = wide ? moov(video, audio, chunks, 0, true).length : narrow;
   const mdatHeader = mdatHeaderFor(mediaBytes, wide);
   const moovBox = moov(video, audio, chunks, ftyp.length + size + mdatHeader.length, wide);
   return [ftyp, moovBox, mdatHeader, ...media];

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { topLevelBoxes } from '../../src/media/mp4-info.js';
@@ -66,15 +66,10 @@ describe('videos players can seek and show in the right colours', () => {
     });
   }
 
-  it('puts the moov box first (playback starts before the whole file is there), with little room left over, at both rates', async () => {
+  it('puts the moov box first (playback starts before the whole file is there), nothing between it and the media, at both rates', async () => {
     for (const frameRate of ['constant', 'variable'] as const) {
       const file = await render(`boxes-${frameRate}`, { frameRate });
-      const boxes = await topLevelBoxes(file);
-      expect(boxes.map(({ type }) => type).filter((type) => type !== 'free'), frameRate).toEqual(['ftyp', 'moov', 'mdat']);
-      expect(boxes.findIndex(({ type }) => type === 'moov')).toBe(1);
-      // The room kept for the moov box and not used (a free box) is a small share of the file.
-      const unused = boxes.filter(({ type }) => type === 'free').reduce((sum, { size }) => sum + size, 0);
-      expect(unused / (await stat(file)).size, frameRate).toBeLessThan(0.05);
+      expect((await topLevelBoxes(file)).map(({ type }) => type), frameRate).toEqual(['ftyp', 'moov', 'mdat']);
       await decodesCleanly(file);
     }
   });

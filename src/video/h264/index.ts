@@ -8,6 +8,6 @@
 export { H264Error, splitNalUnits } from './bitstream.js';
 export { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 export { captionBand, type CaptionBand } from './band.js';
-export { mp4Samples, type Mp4Samples } from './mp4-samples.js';
+export { mp4Samples } from './mp4-samples.js';
 export { BT709_COLOUR, BT709_VUI, X264_OPTIONS, encodePictureParts, forceIdrOptions, idrFrames, pictureFrames, splicePicture, type PictureFilters, type PictureLayer, type PictureParts, type PictureScene, type Splice, type SpliceJob } from './parts.js';
 export { checkSplicing, SplicerCheck, type SpliceCheck, type SpliceCheckOptions } from './self-check.js';
