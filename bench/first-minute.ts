@@ -12,7 +12,9 @@ import { Ffmpeg } from '../src/media/ffmpeg.js';
 import { resolveMediaTools } from '../src/media/tools.js';
 import { makeAssets, upload } from './looks.js';
 import { descendants, type ChildKind } from './memory.js';
+import { measurePiperAsUser, type PiperAsUser } from './piper-as-user.js';
 import { comparePiper, installPiperTts, type PiperComparison } from './piper-compare.js';
+import { RUNTIMES, runtimeEnv, type Runtime } from './runtimes.js';
 import { CACHES_OFF, postOk, procStatusKb, startService, type Service } from './service.js';
 import { round, timings, type Timings } from './stats.js';
 import { textOf } from './texts.js';
@@ -39,9 +41,15 @@ export interface PathComparison {
 }
 
 export interface FirstMinuteResult {
-  /** From `npm start`'s command to its "ready" log line (listening), and to /readyz 200 (the start-up voice warm). */
+  /** From `npm start`'s command to its "ready" log line (listening), and to /readyz 200 (the start-up voice warm), on ONNX Runtime 1.32. */
   listeningMs: Timings;
   readyMs: Timings;
+  /** The same starts, interleaved, on each ONNX Runtime. */
+  readyByRuntime: Record<Runtime, Timings>;
+  /** What /readyz named as the runtime in use, per runtime asked for. */
+  runtimeNamed: Record<Runtime, string | null>;
+  /** The idle tree (MB) after four requests to the start-up voice, in each start on ONNX Runtime 1.32. */
+  idleTreeMb: number[];
   warmVoice: string | null;
   firstRequests: FirstRequest[];
   /** After a few requests to the start-up voice, at rest: each process's resident memory (MB), and the tree's. */
@@ -52,8 +60,11 @@ export interface FirstMinuteResult {
   paths: PathComparison[];
   /** Two APIs and two workers started at once while every core runs a busy loop. */
   underLoad: { seconds: number; ready: number; of: number };
-  /** The Piper engine against PyPI's piper-tts on the same model and text (bench/piper-compare.ts). */
+  /** The Piper engine against PyPI's piper-tts on the same model and text, two sentences in flight on each side (bench/piper-compare.ts), per runtime. */
   piper: PiperComparison;
+  piperNpm: PiperComparison;
+  /** The service's /tts against piper-tts's synthesize_wav, as a user runs each (bench/piper-as-user.ts). */
+  piperAsUser: PiperAsUser;
   /** The Docker image built from this checkout: size, start to ready. */
   docker: DockerImageResult;
 }
@@ -160,17 +171,33 @@ async function startUnderLoad(): Promise<FirstMinuteResult['underLoad']> {
 /** issue 20's section: how voxreel meets a new user in its first minute, measured on the compiled build. */
 export async function measureFirstMinute(options: { startRuns: number; voices: readonly string[]; pathRuns: number; pathVoice: string }): Promise<FirstMinuteResult> {
   const listening: number[] = [];
-  const ready: number[] = [];
+  const ready: Record<Runtime, number[]> = { pypi: [], npm: [] };
+  const runtimeNamed: Record<Runtime, string | null> = { pypi: null, npm: null };
+  const idleTreeMb: number[] = [];
   let warmVoice: string | null = null;
   for (let run = 0; run < options.startRuns; run += 1) {
-    const started = performance.now();
-    const service = await startService(STARTUP_ENV);
-    listening.push(performance.now() - started);
-    ready.push(await readyAfter(service, started));
-    warmVoice = ((await (await fetch(`${service.baseUrl}/readyz`)).json()) as { warmVoice?: string }).warmVoice ?? null;
-    await service.stop();
+    // The runtimes alternate which starts first, so neither always follows the other's exit.
+    for (const runtime of run % 2 === 0 ? RUNTIMES : [...RUNTIMES].reverse()) {
+      const started = performance.now();
+      const service = await startService({ ...STARTUP_ENV, ...runtimeEnv(runtime) });
+      if (runtime === 'pypi') listening.push(performance.now() - started);
+      ready[runtime].push(await readyAfter(service, started));
+      const readyz = (await (await fetch(`${service.baseUrl}/readyz`)).json()) as { warmVoice?: string; onnxruntime?: string };
+      runtimeNamed[runtime] = readyz.onnxruntime ?? null;
+      if (runtime === 'pypi') {
+        warmVoice = readyz.warmVoice ?? null;
+        // At rest after four requests to the start-up voice, in every start: the target holds for each, not their median.
+        if (warmVoice) for (let request = 0; request < 4; request += 1) await timedTts(service, { text: textOf(200), voice: warmVoice, format: 'wav' });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        idleTreeMb.push((await treeRss(service.pid)).treeMb);
+      }
+      await service.stop();
+    }
   }
-  console.log(`  ready in ${timings(ready).p50} ms (listening ${timings(listening).p50} ms), start-up voice ${warmVoice}`);
+  console.log(
+    `  ready in ${timings(ready.pypi).p50} ms on ${runtimeNamed.pypi} (listening ${timings(listening).p50} ms), ${timings(ready.npm).p50} ms on ${runtimeNamed.npm}; ` +
+      `start-up voice ${warmVoice}; idle tree ${idleTreeMb.join(', ')} MB`,
+  );
 
   const firstRequests: FirstRequest[] = [];
   let idle: FirstMinuteResult['idle'] = { treeMb: 0, processes: [] };
@@ -197,11 +224,31 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
   const paths = await comparePaths(options.pathVoice, options.pathRuns);
   const underLoad = await startUnderLoad();
   console.log(`  four processes under a CPU hog: ${underLoad.ready} of ${underLoad.of} ready in ${underLoad.seconds} s`);
-  const piper = await installPiperTts().then(
-    (python) => comparePiper({ python }),
-    (error: unknown): PiperComparison => ({ measured: false, reason: `piper-tts could not be installed: ${String(error)}` }),
-  );
-  if (piper.measured) console.log(`  Piper: ${piper.ratio.p50}× piper-tts's speed; first audio ${piper.firstAudio.voxreel.p50} ms (piper-tts ${piper.firstAudio.piperTts.p50} ms)`);
+  const python = await installPiperTts().catch((error: unknown) => new Error(`piper-tts could not be installed: ${String(error)}`));
+  const notInstalled = (error: Error): PiperComparison => ({ measured: false, reason: error.message });
+  const piper = python instanceof Error ? notInstalled(python) : await comparePiper({ python });
+  const piperNpm = python instanceof Error ? notInstalled(python) : await comparePiper({ python, runs: 1, runtime: 'npm' });
+  for (const [runtime, result] of [['pypi', piper], ['npm', piperNpm]] as const) {
+    if (result.measured) console.log(`  Piper on ${runtime}: ${result.ratio.p50}× piper-tts's speed; first audio ${result.firstAudio.voxreel.p50} ms (piper-tts ${result.firstAudio.piperTts.p50} ms)`);
+  }
+  const piperAsUser = python instanceof Error ? { measured: false as const, reason: python.message } : await measurePiperAsUser({ runs: 5, python });
+  if (piperAsUser.measured) console.log(`  Piper as a user runs it: ${piperAsUser.ratio.pypi.p50}× piper-tts's synthesize_wav (on npm's runtime ${piperAsUser.ratio.npm.p50}×)`);
   const docker = await measureDockerImage(options.startRuns);
-  return { listeningMs: timings(listening), readyMs: timings(ready), warmVoice, firstRequests, idle, peakMb, paths, underLoad, piper, docker };
+  return {
+    listeningMs: timings(listening),
+    readyMs: timings(ready.pypi),
+    readyByRuntime: { pypi: timings(ready.pypi), npm: timings(ready.npm) },
+    runtimeNamed,
+    idleTreeMb,
+    warmVoice,
+    firstRequests,
+    idle,
+    peakMb,
+    paths,
+    underLoad,
+    piper,
+    piperNpm,
+    piperAsUser,
+    docker,
+  };
 }

@@ -1,7 +1,9 @@
 /**
  * Piper through voxreel against PyPI's piper-tts (the engine voxreel wraps), same voice, same text, side by side:
- * piper-tts in one Python process with the voice loaded, voxreel's PiperEngine warm and fed sentence by sentence
- * as the synthesizer feeds it (two in flight); runs interleaved, medians compared. Also the first audio of a short
+ * piper-tts in one Python process with the voice loaded, voxreel's PiperEngine warm, each fed sentence by sentence
+ * with two sentences in flight (as voxreel's synthesizer feeds its engine; piper-tts through a pool of two threads,
+ * its onnxruntime runs letting go of the GIL); runs interleaved, medians compared. The user's way (the service's
+ * /tts against piper-tts's synthesize_wav) is piper-as-user.ts. Also the first audio of a short
  * sentence (what a streamed answer's first byte waits for) and the resident memory of each side.
  *
  *   node --import tsx bench/piper-compare.ts [--runs 5] [--python /tmp/piper-venv/bin/python] [--install]
@@ -18,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { PiperEngine } from '../src/engines/piper/engine.js';
 import { splitSentences } from '../src/speech/sentences.js';
 import { pythonWith, PythonLines } from './python.js';
+import { runtimeEnv, type Runtime } from './runtimes.js';
 import { median, round, timings, type Timings } from './stats.js';
 import { narrationOf, textOf } from './texts.js';
 
@@ -32,18 +35,41 @@ const CLOCK_TICKS_PER_SECOND = 100;
 
 /** piper-tts, the voice loaded once; then one JSON line in (the text), one out (times, samples, memory) per run. */
 const PIPER_TTS = String.raw`
-import json, sys, time
+import io, json, sys, time, wave
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
 from piper import PiperVoice
 voice = PiperVoice.load(sys.argv[1])
+pool = ThreadPoolExecutor(max_workers=2)
 def rss_kb():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+def sentence_audio(ids):
+    # What synthesize() does per sentence: the model's audio, peak-normalized, as 16-bit samples.
+    audio = voice.phoneme_ids_to_audio(ids)
+    peak = np.max(np.abs(audio))
+    audio = np.zeros_like(audio) if peak < 1e-8 else audio / peak
+    return (np.clip(audio, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+def chunks(text, mode):
+    if mode == "in-flight":
+        # Two sentences in flight (onnxruntime's run lets go of the GIL), in order, as voxreel's synthesizer feeds its engine.
+        ids = [voice.phonemes_to_ids(phonemes) for phonemes in voice.phonemize(text) if phonemes]
+        yield from pool.map(sentence_audio, ids)
+    elif mode == "wav":
+        # As a user writes a file: PiperVoice.synthesize_wav into a WAV writer.
+        buffer = io.BytesIO()
+        with wave.open(buffer, "wb") as wav_file:
+            voice.synthesize_wav(text, wav_file)
+        yield buffer.getvalue()[44:]
+    else:
+        for chunk in voice.synthesize(text):
+            yield chunk.audio_int16_bytes
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
-    text = json.loads(line)["text"]
+    ask = json.loads(line)
     start, cpu, first, samples = time.perf_counter(), time.process_time(), None, 0
-    for chunk in voice.synthesize(text):
-        samples += len(chunk.audio_int16_bytes) // 2
+    for chunk in chunks(ask["text"], ask.get("mode", "stream")):
+        samples += len(chunk) // 2
         first = first if first is not None else time.perf_counter() - start
     print(json.dumps({"seconds": time.perf_counter() - start, "cpuSeconds": time.process_time() - cpu, "firstSeconds": first,
                       "audioSeconds": samples / voice.config.sample_rate, "rssKb": rss_kb()}), flush=True)
@@ -61,6 +87,8 @@ export interface PiperCompareOptions {
   seconds?: number;
   /** Cores an inference may use (the service passes CONCURRENCY, by default the cores). */
   poolSize?: number;
+  /** The ONNX Runtime voxreel's Piper host runs on (bench/runtimes.ts); piper-tts always runs PyPI's. */
+  runtime?: Runtime;
 }
 
 /** Audio seconds made per second of wall time (× real time), with the CPU seconds each run took. */
@@ -87,7 +115,7 @@ export type PiperComparison =
     }
   | { measured: false; reason: string };
 
-interface PythonAnswer {
+export interface PythonAnswer {
   seconds: number;
   cpuSeconds: number;
   firstSeconds: number;
@@ -95,16 +123,19 @@ interface PythonAnswer {
   rssKb: number;
 }
 
+/** How piper-tts speaks a text: sentence by sentence (`synthesize`), into a WAV writer (`synthesize_wav`), or two sentences in flight. */
+export type PiperTtsMode = 'stream' | 'wav' | 'in-flight';
+
 /** piper-tts in its Python process, the voice loaded: a text in, its times out. */
-class PiperTts {
+export class PiperTts {
   private constructor(private readonly lines: PythonLines) {}
 
   static async start(python: string, model: string): Promise<PiperTts> {
     return new PiperTts(await PythonLines.start(python, PIPER_TTS, [model], { name: 'piper-tts', ready: true }));
   }
 
-  speak(text: string): Promise<PythonAnswer> {
-    return this.lines.ask<PythonAnswer>({ text });
+  speak(text: string, mode: PiperTtsMode = 'stream'): Promise<PythonAnswer> {
+    return this.lines.ask<PythonAnswer>({ text, mode });
   }
 
   close(): void {
@@ -168,9 +199,14 @@ export async function comparePiper(options: PiperCompareOptions = {}): Promise<P
     tts = await PiperTts.start(python, model).catch((error: unknown) => {
       throw new Error(`piper-tts could not start: ${(error as Error).message}`);
     });
-    engine = await PiperEngine.create({ voicesDir, poolSize });
+    // The host inherits this process's environment, read when it starts.
+    const saved = { ...process.env };
+    Object.assign(process.env, runtimeEnv(options.runtime ?? 'pypi'));
+    engine = await PiperEngine.create({ voicesDir, poolSize }).finally(() => {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    });
     // Warm: each side loads its model and runs once before anything is timed.
-    await tts.speak(text);
+    await tts.speak(text, 'in-flight');
     await speakText(engine, voiceId, sentences);
     await engine.synthesize(voiceId, short);
 
@@ -190,7 +226,7 @@ export async function comparePiper(options: PiperCompareOptions = {}): Promise<P
       }
     };
     const runTheirs = async () => {
-      const answer = await (tts as PiperTts).speak(text);
+      const answer = await (tts as PiperTts).speak(text, 'in-flight');
       theirs.audio = answer.audioSeconds;
       theirs.runs.push(answer.audioSeconds / answer.seconds);
       theirs.cpu.push(answer.cpuSeconds);

@@ -577,17 +577,28 @@ function wyomingSection(results: Results): string[] {
     '## Wyoming: voxreel against wyoming-piper',
     '',
     table(
-      ['text', 'first audio-chunk, voxreel', 'first audio-chunk, wyoming-piper', 'audio-stop, voxreel', 'audio-stop, wyoming-piper'],
+      [
+        'text',
+        'first audio-chunk, voxreel (1.32)',
+        'voxreel (1.30)',
+        'wyoming-piper',
+        'audio-stop, voxreel (1.32)',
+        'voxreel (1.30)',
+        'wyoming-piper',
+      ],
       wyoming.rows.map((row) => [
         `${row.text}: ${row.characters} characters, ${row.audioSeconds} s`,
         spread(row.voxreel.firstMs),
+        spread(row.voxreelNpm.firstMs),
         spread(row.wyomingPiper.firstMs),
         spread(row.voxreel.totalMs),
+        spread(row.voxreelNpm.totalMs),
         spread(row.wyomingPiper.totalMs),
       ]),
     ),
     '',
-    `The same \`${wyoming.voice}\` model served by voxreel (\`WYOMING_PORT\`, the voice warm from start-up) and by PyPI's ` +
+    `The same \`${wyoming.voice}\` model served by voxreel (\`WYOMING_PORT\`, the voice warm from start-up; once on ONNX Runtime 1.32 from ` +
+      "PyPI as script/setup installs it, once on onnxruntime-node 1.30 from npm, the fallback) and by PyPI's " +
       'wyoming-piper 2.5.2 (its own virtual environment), asked by the real client (PyPI wyoming, AsyncTcpClient) as Home Assistant ' +
       'asks: a `synthesize` event, timed to the first `audio-chunk` and to `audio-stop`; the two servers alternate, one untimed round first.',
     '',

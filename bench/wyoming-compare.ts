@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.js';
 import { pythonWith, PythonLines } from './python.js';
 import { startService } from './service.js';
+import { runtimeEnv, type Runtime } from './runtimes.js';
 import { round, timings, type Timings } from './stats.js';
 import { narrationOf } from './texts.js';
 
@@ -53,7 +54,9 @@ export interface WyomingRow {
   text: 'short' | 'long';
   characters: number;
   audioSeconds: number;
+  /** voxreel on ONNX Runtime 1.32 (PyPI, as set up) and on 1.30 (npm, the fallback). */
   voxreel: { firstMs: Timings; totalMs: Timings };
+  voxreelNpm: { firstMs: Timings; totalMs: Timings };
   wyomingPiper: { firstMs: Timings; totalMs: Timings };
 }
 
@@ -86,19 +89,28 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
 export async function compareWyoming(options: { python: string; runs: number; seconds: number }): Promise<WyomingComparison> {
   const voicesDir = path.join(ROOT, 'voices');
   if (!existsSync(path.join(voicesDir, `${VOICE}.onnx`))) return { measured: false, reason: `${VOICE} is not installed in ${voicesDir}` };
-  const [voxreelPort, piperPort] = [await freePort(), await freePort()];
-  const service = await startService({ WYOMING_PORT: String(voxreelPort), WARM_VOICE: `piper:${VOICE}` });
+  const [voxreelPort, npmPort, piperPort] = [await freePort(), await freePort(), await freePort()];
+  const serve = (port: number, runtime: Runtime) => startService({ WYOMING_PORT: String(port), WARM_VOICE: `piper:${VOICE}`, ...runtimeEnv(runtime) });
+  const services = [await serve(voxreelPort, 'pypi'), await serve(npmPort, 'npm')];
   const wyomingPiper = spawn(options.python, ['-m', 'wyoming_piper', '--voice', VOICE, '--data-dir', voicesDir, '--uri', `tcp://127.0.0.1:${piperPort}`, '--local-files-only'], { stdio: 'ignore' });
   const client = await PythonLines.start(options.python, CLIENT, [], { name: 'the Wyoming client' });
   try {
-    await Promise.all([listening(voxreelPort, 60_000), listening(piperPort, 60_000)]);
+    await Promise.all([voxreelPort, npmPort, piperPort].map((port) => listening(port, 60_000)));
     const texts = { short: SHORT_TEXT, long: narrationOf(options.seconds) };
-    const sides = { voxreel: { port: voxreelPort, voice: `piper:${VOICE}` }, wyomingPiper: { port: piperPort, voice: VOICE } } as const;
-    const measured = { short: { voxreel: [] as Answer[], wyomingPiper: [] as Answer[] }, long: { voxreel: [] as Answer[], wyomingPiper: [] as Answer[] } };
+    const sides = {
+      voxreel: { port: voxreelPort, voice: `piper:${VOICE}` },
+      voxreelNpm: { port: npmPort, voice: `piper:${VOICE}` },
+      wyomingPiper: { port: piperPort, voice: VOICE },
+    } as const;
+    const names = Object.keys(sides) as Array<keyof typeof sides>;
+    const measured = {
+      short: { voxreel: [] as Answer[], voxreelNpm: [] as Answer[], wyomingPiper: [] as Answer[] },
+      long: { voxreel: [] as Answer[], voxreelNpm: [] as Answer[], wyomingPiper: [] as Answer[] },
+    };
     for (let run = -1; run < options.runs; run += 1) {
       for (const kind of ['short', 'long'] as const) {
-        // The sides alternate which goes first, so neither always follows the other's load.
-        const order = run % 2 === 0 ? (['voxreel', 'wyomingPiper'] as const) : (['wyomingPiper', 'voxreel'] as const);
+        // The sides take turns going first, so none always follows another's load.
+        const order = names.map((_, turn) => names[(Math.max(run, 0) + turn) % names.length] as keyof typeof sides);
         for (const side of order) {
           const answer = await client.ask<Answer>({ host: '127.0.0.1', port: sides[side].port, voice: sides[side].voice, text: texts[kind] });
           if (run >= 0) measured[kind][side].push(answer);
@@ -111,11 +123,12 @@ export async function compareWyoming(options: { python: string; runs: number; se
       characters: texts[kind].length,
       audioSeconds: round(measured[kind].voxreel[0]?.audioSeconds ?? 0, 1),
       voxreel: summary(measured[kind].voxreel),
+      voxreelNpm: summary(measured[kind].voxreelNpm),
       wyomingPiper: summary(measured[kind].wyomingPiper),
     }));
     for (const row of rows) {
       console.log(
-        `  Wyoming, ${row.text} text: first chunk voxreel ${row.voxreel.firstMs.p50} ms, wyoming-piper ${row.wyomingPiper.firstMs.p50} ms; ` +
+        `  Wyoming, ${row.text} text: first chunk voxreel ${row.voxreel.firstMs.p50} ms (on npm's runtime ${row.voxreelNpm.firstMs.p50} ms), wyoming-piper ${row.wyomingPiper.firstMs.p50} ms; ` +
           `whole voxreel ${row.voxreel.totalMs.p50} ms, wyoming-piper ${row.wyomingPiper.totalMs.p50} ms`,
       );
     }
@@ -123,7 +136,7 @@ export async function compareWyoming(options: { python: string; runs: number; se
   } finally {
     client.close();
     wyomingPiper.kill();
-    await service.stop();
+    await Promise.all(services.map((service) => service.stop()));
   }
 }
 
