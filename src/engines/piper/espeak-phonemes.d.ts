@@ -1,4 +1,4 @@
-// The parts of @echogarden/espeak-ng-emscripten (untyped) that phonemizer.ts uses besides those
+// The parts of @echogarden/espeak-ng-emscripten (untyped) that espeak-wasm.ts uses besides those
 // espeak-ng-emscripten.d.ts declares for the eSpeak NG engine.
 import '@echogarden/espeak-ng-emscripten';
 

@@ -1,16 +1,21 @@
 // Text → Piper's phonemes, as piper-phonemize and piper1-gpl get them from eSpeak NG, each labelled with the word
-// of the text it says. Two passes over one eSpeak NG WebAssembly instance:
+// of the text it says. Two passes over one eSpeak NG (Debian's native library, else the WebAssembly build: see
+// espeak-access.ts):
 //  - a synthesis (its audio dropped) gives eSpeak's clauses (`end` events), sentences (`sentence`), its words with
 //    where they start in the text (`word`), and each word's IPA with stress and length marks (`phoneme`);
 //  - text_to_phonemes (espeak_TextToPhonemes, the call Piper makes) gives each clause's phonemes exactly as Piper
 //    gets them. They differ from the event phonemes only in some stress marks ("what?" alone gets ˌ, not ˈ): once
 //    stress marks and spaces are dropped both spell the same, which labels each character with its word. A clause
 //    whose spellings still differ keeps the event phonemes.
-// Piper's clause terminator (. ? ! , : ; or none) is read from the text before the next clause, since this build
-// has no espeak_TextToPhonemesWithTerminator. Checked against piper-tts 1.8: the same phonemes for 44 of 58 texts,
-// the others differing by a palatalization mark (ʲ).
-import createEspeakModule, { type ESpeakNGWorker, type EspeakModule } from '@echogarden/espeak-ng-emscripten';
+// Piper's clause terminator (. ? ! , : ; or none) is read from the text before the next clause, since neither build
+// has espeak_TextToPhonemesWithTerminator (Piper's fork adds it). Checked against piper-tts 1.8 on the 58 texts of
+// fixtures/piper-tts-phonemes.json: native 42, WebAssembly 50 the same. Both lack 1.52's ʲ (ðɪʲ); Debian's 1.51
+// data also spells o@ oː where 1.52's spells it ɔː ("four"). Per sentence, medians of 580 on 2 busy cores: native
+// 1.5 ms (p90 2.5), WebAssembly 5.1 ms (p90 8.3).
 import { toEspeakSsml } from '../espeak/text.js';
+import type { EspeakAccess, EspeakEvent } from './espeak-access.js';
+import { ESPEAK_NG_LIBRARY, NativeEspeak } from './espeak-native.js';
+import { WasmEspeak } from './espeak-wasm.js';
 
 export interface PhonemizedSentence {
   /** Code points after NFD, spaces and punctuation included: what Piper maps to ids. */
@@ -44,16 +49,10 @@ interface Labelled {
 
 const STRESS_MARKS = new Set(['ˈ', 'ˌ']);
 const LANGUAGE_SWITCH = /\([^)]+\)/gu;
-const CLAUSE_SEPARATOR = ' | ';
 const TERMINATORS: Record<string, string> = { '.': '.', '?': '?', '!': '!', ',': ',', ':': ':', ';': ';', '\u2014': ';' };
 /** After these Piper adds a space: the sentence goes on. */
 export const PAUSES: ReadonlySet<string> = new Set([',', ':', ';']);
 const SPEAKABLE = /[\p{L}\p{N}\p{M}]/u;
-/**
- * eSpeak's fastest rate: the event pass makes 2.6 times less audio to drop (about 2.3 times faster), and gives the
- * same clauses, words and phonemes (checked on 215 texts in English, German, French, Spanish and Russian).
- */
-const EVENT_PASS_RATE = 450;
 
 /** Piper's terminator for the clause that ends before `end`: the first mark in the run of non-letters before it. */
 export function clauseTerminator(text: string, end: number): string {
@@ -110,19 +109,45 @@ function alignClause(exact: string, words: readonly EventWord[], firstWord: numb
   return { chars, labels };
 }
 
+export interface PhonemizerOptions {
+  /**
+   * The native library to try first (a soname or a file); the WebAssembly build when it cannot be loaded. Default:
+   * the host's ESPEAK_NG_LIBRARY, else Debian's libespeak-ng.so.1.
+   */
+  library?: string;
+}
+
+/** One per eSpeak instance: the native library's state is the process's, so it gets one phonemizer at most. */
+const natives = new WeakMap<NativeEspeak, Phonemizer>();
+
 export class Phonemizer {
   private voice: string | undefined;
 
   private constructor(
-    private readonly espeak: EspeakModule,
-    private readonly worker: ESpeakNGWorker,
+    private readonly espeak: EspeakAccess,
+    /** Why the native library was not used, when it was not. */
+    readonly fallbackReason?: string,
   ) {}
 
-  static async create(): Promise<Phonemizer> {
-    const espeak = await createEspeakModule();
-    const worker = new espeak.eSpeakNGWorker();
-    worker.set_rate(EVENT_PASS_RATE);
-    return new Phonemizer(espeak, worker);
+  /** Debian's native eSpeak NG when it loads, else the WebAssembly build (`build` and `fallbackReason` say which). */
+  static async create(options: PhonemizerOptions = {}): Promise<Phonemizer> {
+    const library = options.library ?? (process.env.ESPEAK_NG_LIBRARY || ESPEAK_NG_LIBRARY);
+    let native: NativeEspeak;
+    try {
+      native = NativeEspeak.load(library);
+    } catch (error) {
+      return new Phonemizer(await WasmEspeak.create(), `${library}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    let phonemizer = natives.get(native);
+    if (!phonemizer) {
+      phonemizer = new Phonemizer(native);
+      natives.set(native, phonemizer);
+    }
+    return phonemizer;
+  }
+
+  get build(): EspeakAccess['build'] {
+    return this.espeak.build;
   }
 
   /** `text` must have gone through sanitizeText(); `voice` is the config's espeak.voice. */
@@ -166,7 +191,7 @@ export class Phonemizer {
   private setVoice(voice: string): void {
     if (voice === this.voice) return;
     this.voice = undefined;
-    if (this.worker.set_voice(voice) !== 0) throw new Error(`eSpeak NG has no voice ${voice}`);
+    if (!this.espeak.setVoice(voice)) throw new Error(`eSpeak NG has no voice ${voice}`);
     this.voice = voice;
   }
 
@@ -178,25 +203,22 @@ export class Phonemizer {
     const clauses: EventClause[] = [];
     let clause: EventClause = { words: [], startsSentence: true };
     let sentenceStarted = false;
-    this.worker.synthesize(ssml.text, (_samples, events) => {
-      for (const event of events) {
-        if (event.type === 'sentence') {
-          sentenceStarted = true;
-        } else if (event.type === 'word') {
-          if (clause.words.length === 0) {
-            if (clauses.length > 0) clause.startsSentence = sentenceStarted;
-            sentenceStarted = false;
-          }
-          clause.words.push({ textOffset: sourceOffset(event.text_position), phonemes: '' });
-        } else if (event.type === 'phoneme' && typeof event.id === 'string') {
-          const word = clause.words.at(-1);
-          if (word) word.phonemes += event.id.replace(/[\s\p{Cc}]/gu, '');
-        } else if (event.type === 'end') {
-          clauses.push(clause);
-          clause = { words: [], startsSentence: false };
+    this.espeak.synthesizeEvents(ssml.text, (event: EspeakEvent) => {
+      if (event.type === 'sentence') {
+        sentenceStarted = true;
+      } else if (event.type === 'word') {
+        if (clause.words.length === 0) {
+          if (clauses.length > 0) clause.startsSentence = sentenceStarted;
+          sentenceStarted = false;
         }
+        clause.words.push({ textOffset: sourceOffset(event.textPosition), phonemes: '' });
+      } else if (event.type === 'phoneme' && event.phoneme !== undefined) {
+        const word = clause.words.at(-1);
+        if (word) word.phonemes += event.phoneme.replace(/[\s\p{Cc}]/gu, '');
+      } else if (event.type === 'end') {
+        clauses.push(clause);
+        clause = { words: [], startsSentence: false };
       }
-      return false;
     });
     if (clause.words.length > 0) clauses.push(clause);
     return clauses;
@@ -204,12 +226,6 @@ export class Phonemizer {
 
   /** espeak_TextToPhonemes per clause, as Piper gets them (IPA), without language-switch flags. */
   private exactClauses(text: string): string[] {
-    const pointer = this.espeak.getPointer(this.worker.text_to_phonemes(text, 1));
-    const heap = this.espeak.HEAPU8;
-    const end = heap.indexOf(0, pointer);
-    const joined = Buffer.from(heap.subarray(pointer, end === -1 ? heap.length : end)).toString('utf8');
-    // The binding returns a copy it never frees.
-    this.espeak._free(pointer);
-    return joined.split(CLAUSE_SEPARATOR).map((clause) => clause.replaceAll('_', '').replace(LANGUAGE_SWITCH, ''));
+    return this.espeak.textToPhonemes(text).map((clause) => clause.replace(LANGUAGE_SWITCH, ''));
   }
 }
