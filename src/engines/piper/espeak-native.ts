@@ -1,5 +1,5 @@
-// Debian's eSpeak NG library (libespeak-ng1 1.51, its data in espeak-ng-data) through koffi: Piper's phonemes in
-// about a third of the WebAssembly build's time (figures in phonemizer.ts). Declarations from
+// The system's eSpeak NG library (Debian: libespeak-ng1 1.52 from bookworm-backports, its data in espeak-ng-data)
+// through koffi: Piper's phonemes in about a third of the WebAssembly build's time (figures in phonemizer.ts). Declarations from
 // espeak-ng's src/include/espeak-ng/speak_lib.h (API revision 12). eSpeak NG keeps one state per process (voice,
 // rate, callback): one NativeEspeak per library, made once. Only the Piper host imports this module: a fault in
 // the library takes down that child, never the server.
@@ -60,8 +60,23 @@ interface Binding {
   textToPhonemes(cursor: [bigint | null], textMode: number, phonemeMode: number): string | null;
 }
 
+/**
+ * 1.52 or later, told by a call it added (espeak_TextToPhonemesWithTerminator, from Piper's fork): 1.51 (Debian
+ * bookworm's own) spells the phoneme o@ ("four", "or") oː where the Piper voices were trained on 1.52's ɔː, and
+ * stresses "one" in a list; with it 42 of the 58 texts of fixtures/piper-tts-phonemes.json come out as piper-tts
+ * 1.8 spells them, with 1.52 50, as many as the WebAssembly build (1.52 too), which then serves instead.
+ */
+function assertRecentEnough(library: koffi.IKoffiLib, path: string): void {
+  try {
+    library.func('const char *espeak_TextToPhonemesWithTerminator(void **textptr, int textmode, int phonememode, int *terminator)');
+  } catch {
+    throw new Error(`${path} is older than eSpeak NG 1.52, whose phonemes the Piper voices were trained on (Debian bookworm: apt-get install -t bookworm-backports libespeak-ng1 espeak-ng-data)`);
+  }
+}
+
 function bind(path: string): Binding {
   const library = koffi.load(path);
+  assertRecentEnough(library, path);
   return {
     initialize: library.func('int espeak_Initialize(int output, int buflength, const char *path, int options)'),
     setSynthCallback: library.func('void espeak_SetSynthCallback(t_espeak_callback *callback)'),
@@ -82,15 +97,15 @@ export class NativeEspeak implements EspeakAccess {
   private onEvent: ((event: EspeakEvent) => void) | undefined;
   /**
    * A word event of no length, held until a phoneme shows it is a word: after a text that ended in a closing
-   * quote, 1.51 adds one such event that says nothing (at a stray position) to the next synthesis; a real word can
-   * come with no length too (after «), and has phonemes. The WebAssembly build (1.52) gives neither.
+   * quote, Debian's builds (1.51 seen) add one such event that says nothing (at a stray position) to the next
+   * synthesis; a real word can come with no length too (after «), and has phonemes. The WebAssembly build gives neither.
    */
   private emptyWord: EspeakEvent | undefined;
 
   private constructor(private readonly binding: Binding) {
     // Registered for as long as the process lives: eSpeak keeps the pointer, and only one instance is made.
     const callback = koffi.register((_wav: unknown, _count: number, events: bigint | null) => this.read(events), koffi.pointer(SynthCallback));
-    // The data path is the library's own (Debian: /usr/lib/x86_64-linux-gnu/espeak-ng-data).
+    // The data path is the library's own (Debian: /usr/lib/x86_64-linux-gnu/espeak-ng-data, of the same version).
     const options = espeakINITIALIZE_PHONEME_EVENTS | espeakINITIALIZE_PHONEME_IPA | espeakINITIALIZE_DONT_EXIT;
     if (binding.initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, null, options) <= 0) {
       koffi.unregister(callback);

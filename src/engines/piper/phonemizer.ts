@@ -1,17 +1,17 @@
 // Text → Piper's phonemes, as piper-phonemize and piper1-gpl get them from eSpeak NG, each labelled with the word
-// of the text it says. Two passes over one eSpeak NG (Debian's native library, else the WebAssembly build: see
-// espeak-access.ts):
+// of the text it says. Two passes over one eSpeak NG (the system's native library when it is 1.52 or later, else
+// the WebAssembly build: see espeak-access.ts):
 //  - a synthesis (its audio dropped) gives eSpeak's clauses (`end` events), sentences (`sentence`), its words with
 //    where they start in the text (`word`), and each word's IPA with stress and length marks (`phoneme`);
 //  - text_to_phonemes (espeak_TextToPhonemes, the call Piper makes) gives each clause's phonemes exactly as Piper
 //    gets them. They differ from the event phonemes only in some stress marks ("what?" alone gets ˌ, not ˈ): once
 //    stress marks and spaces are dropped both spell the same, which labels each character with its word. A clause
 //    whose spellings still differ keeps the event phonemes.
-// Piper's clause terminator (. ? ! , : ; or none) is read from the text before the next clause, since neither build
-// has espeak_TextToPhonemesWithTerminator (Piper's fork adds it). Checked against piper-tts 1.8 on the 58 texts of
-// fixtures/piper-tts-phonemes.json: native 42, WebAssembly 50 the same. Both lack 1.52's ʲ (ðɪʲ); Debian's 1.51
-// data also spells o@ oː where 1.52's spells it ɔː ("four"). Per sentence, medians of 580 on 2 busy cores: native
-// 1.5 ms (p90 2.5), WebAssembly 5.1 ms (p90 8.3).
+// Piper's clause terminator (. ? ! , : ; or none) is read from the text before the next clause, since the
+// WebAssembly build has no espeak_TextToPhonemesWithTerminator. Checked against piper-tts 1.8 on the 58 texts of
+// fixtures/piper-tts-phonemes.json: both builds (1.52) spell 50 the same, and each other's all 58; both lack the ʲ of
+// piper-tts's own build (ðɪʲ). Debian bookworm's own 1.51 matched 42 (its data spells o@ oː, not ɔː: "four"), so it
+// is not used. Per sentence, medians of 580 on 2 busy cores: native 1.5 ms (p90 2.5), WebAssembly 5.1 ms (p90 8.3).
 import { toEspeakSsml } from '../espeak/text.js';
 import type { EspeakAccess, EspeakEvent } from './espeak-access.js';
 import { ESPEAK_NG_LIBRARY, NativeEspeak } from './espeak-native.js';
