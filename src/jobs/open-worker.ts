@@ -30,9 +30,9 @@ export async function openWorker(config: Config & { redisUrl: string }, log: Wor
   await services.warmUp.done;
   const splicer = await services.splicer.run();
   if (!splicer.ok) log.warn({ err: splicer.cause, reason: splicer.reason }, 'the H.264 splicer failed its self-check: videos are rendered the plain way');
-  const redis = connectStateRedis(config.redisUrl, log);
+  const redis = await connectStateRedis(config.redisUrl, log);
   await untilReachable(redis, config.redisUrl);
-  const outbox = RedisOutbox.open(config, { attempts: new DeliveryAttempts(config.webhooks, log), logger: log, deliver: true });
+  const outbox = await RedisOutbox.open(config, { attempts: new DeliveryAttempts(config.webhooks, log), logger: log, deliver: true });
   const pipeline = jobPipeline(config, services, redis, metrics, outbox, log);
   const worker = await RedisJobWorker.start({ config, pipeline, redis, log, observer: metrics, storage: services.storage });
   running.worker = worker;

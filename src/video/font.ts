@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import * as fontkit from 'fontkit';
+import type * as Fontkit from 'fontkit';
 import { AppError } from '../errors.js';
 import { isEmoji } from '../engines/emoji-text.js';
 import { twemojiName } from './twemoji.js';
@@ -264,14 +264,20 @@ function fallbackScale(primary: MeasuredFace, face: MeasuredFace): number {
 
 const faces = new Map<FontFace, MeasuredFace>();
 
+let fontkitModule: typeof Fontkit | undefined;
+/** fontkit (0.3 s to load, with the Unicode tables it inflates) is required by the first measurement, not at start. */
+function fontkit(): typeof Fontkit {
+  return (fontkitModule ??= createRequire(import.meta.url)('fontkit') as typeof Fontkit);
+}
+
 /** A face measured by fontkit; its file is read only when first asked (the CJK files are 6–10 MB). */
 function measuredFace(face: FontFace): MeasuredFace {
   const known = faces.get(face);
   if (known) return known;
-  let opened: { font: fontkit.Font; unitsPerSize: number } | undefined;
+  let opened: { font: Fontkit.Font; unitsPerSize: number } | undefined;
   const open = () => {
     if (opened) return opened;
-    const font = fontkit.openSync(face.file);
+    const font = fontkit().openSync(face.file);
     if (!('layout' in font)) throw new Error(`${face.file} is a font collection`);
     const os2 = font['OS/2'];
     // libass asks FreeType for a "real dimension" size: the font size is winAscent + winDescent in pixels.

@@ -60,7 +60,7 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
  */
 async function connectShared(url: string, log: FastifyInstance['log']) {
   const { closeRedis, connectStateRedis, untilReachable } = await import('../../jobs/redis/connection.js');
-  const redis = connectStateRedis(url, log);
+  const redis = await connectStateRedis(url, log);
   await untilReachable(redis, url);
   return {
     redis,

@@ -106,7 +106,7 @@ export class RedisJobQueue implements JobQueue {
 
   static async open(options: RedisQueueOptions): Promise<RedisJobQueue> {
     const { config, redis } = options;
-    const connection = connectQueueRedis(config.redisUrl as string, options.log);
+    const connection = await connectQueueRedis(config.redisUrl as string, options.log);
     const queue = new Queue<QueuedJobData, JobResult>(config.queueName, { connection });
     const events = new QueueEvents(config.queueName, { connection });
     const onError = (err: Error) => options.log.error({ err }, 'Redis queue error');

@@ -35,11 +35,11 @@ export class RedisOutbox implements WebhookOutbox {
     private readonly connection: Redis,
   ) {}
 
-  static open(
+  static async open(
     config: Config & { redisUrl: string },
     options: { attempts: DeliveryAttempts; logger: OutboxLogger & { error(obj: object, msg: string): void }; deliver: boolean },
-  ): RedisOutbox {
-    const connection = connectQueueRedis(config.redisUrl, options.logger);
+  ): Promise<RedisOutbox> {
+    const connection = await connectQueueRedis(config.redisUrl, options.logger);
     const name = webhookQueueName(config.queueName);
     const queue = new Queue<PendingDelivery>(name, { connection });
     queue.on('error', (err) => options.logger.warn({ err }, 'webhook queue error'));

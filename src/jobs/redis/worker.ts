@@ -96,7 +96,7 @@ export class RedisJobWorker {
     const url = config.redisUrl as string;
     // The processor needs the object that needs the worker: it is filled in before the worker runs.
     const started: { self?: RedisJobWorker } = {};
-    const connection = connectQueueRedis(url, options.log);
+    const connection = await connectQueueRedis(url, options.log);
     const worker = new Worker<QueuedJobData, JobResult>(config.queueName, (job, token, signal) => (started.self as RedisJobWorker).process(job, token, signal), {
       connection,
       concurrency: config.concurrency,
@@ -113,7 +113,7 @@ export class RedisJobWorker {
     });
     // Its lock lost (a stall longer than LOCK_MS): another worker may run the job now, so this run stops and publishes nothing.
     worker.on('lockRenewalFailed', (ids) => started.self?.lockLost(ids));
-    const subscriber = connectQueueRedis(url, options.log);
+    const subscriber = await connectQueueRedis(url, options.log);
     const self = new RedisJobWorker(config, options.pipeline, options.redis, options.log, worker, [connection, subscriber], options.observer, options.storage);
     started.self = self;
     await subscriber.subscribe(self.keys.cancelChannel);
