@@ -22,6 +22,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3-pip \
  && rm -rf /var/lib/apt/lists/*
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
+# ONNX Runtime 1.32's library for Piper, from onnxruntime's wheel on PyPI, checked against onnxruntime.lock.json.
+COPY onnxruntime.lock.json ./
+RUN script/install-onnxruntime
 
 FROM node:24-bookworm-slim
 # ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with its HTS voice; RHVoice's English voices
@@ -36,6 +39,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=voices /voices ./voices
+COPY --from=voices /app/runtime ./runtime
 COPY voices.lock.json ./
 COPY script ./script
 COPY --from=build /app/dist ./dist

@@ -181,6 +181,13 @@ export const EnvSchema = Type.Object({
     default: 'voices',
     description: 'Piper voices (`<voice>.onnx` with its `<voice>.onnx.json`, subfolders included); none there, no Piper voices.',
   }),
+  ONNXRUNTIME_LIBRARY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "Piper's ONNX Runtime: a `libonnxruntime.so` file, or `npm` for onnxruntime-node's 1.30; default the 1.32 that script/setup installs in `runtime/` (onnxruntime-node's where it is missing).",
+    }),
+  ),
   ENGINE_START_TIMEOUT_MS: Type.Integer({
     minimum: 1000,
     default: 60_000,
@@ -256,6 +263,8 @@ export interface Config {
   /** Absolute path of the folder of Piper voices (it may be missing). */
   voicesDir: string;
   engineStartTimeoutMs: number;
+  /** ONNXRUNTIME_LIBRARY: Piper's ONNX Runtime library file, or `npm`; undefined: the installed 1.32. */
+  onnxRuntimeLibrary: string | undefined;
   /** The voice spoken once at start-up (`auto`: the recommended English one), or undefined for none. */
   warmVoice: string | undefined;
   /** Binaries given explicitly; each is looked up on its own when absent. */
@@ -393,6 +402,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     voicesDir: path.resolve(parsed.VOICES_DIR),
     warmVoice: parsed.WARM_VOICE === 'none' ? undefined : parsed.WARM_VOICE,
     engineStartTimeoutMs: parsed.ENGINE_START_TIMEOUT_MS,
+    onnxRuntimeLibrary: parsed.ONNXRUNTIME_LIBRARY === undefined || parsed.ONNXRUNTIME_LIBRARY === 'npm' ? parsed.ONNXRUNTIME_LIBRARY : path.resolve(parsed.ONNXRUNTIME_LIBRARY),
     paths: { ffmpeg: parsed.FFMPEG_PATH, ffprobe: parsed.FFPROBE_PATH, festival: parsed.FESTIVAL_PATH },
     storage: storageConfig(parsed, env),
     redisUrl: parsed.REDIS_URL,

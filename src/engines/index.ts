@@ -30,6 +30,8 @@ export interface EngineOptions {
   warmVoice?: string;
   /** Host entry modules in place of the engines' own (tests put in hosts that hang or crash). */
   hostModules?: Partial<Record<EngineName, string>>;
+  /** ONNXRUNTIME_LIBRARY: Piper's ONNX Runtime library, or `npm` for onnxruntime-node's; none, the installed one. */
+  onnxRuntimeLibrary?: string;
 }
 
 /** Every engine as one Speaker (findVoice also knows eSpeak NG variant combinations, `espeak-ng:<voice>+<variant>`). */
@@ -40,6 +42,8 @@ export interface EngineRegistry extends Speaker {
   listEspeakVariants(): EspeakVariant[];
   /** Engines that could not start (they are tried again now and then), and why. */
   unavailable(): UnavailableEngine[];
+  /** The ONNX Runtime version Piper's voices run on, once its process has said (none without Piper voices). */
+  onnxRuntime(): Promise<string | undefined>;
   /** Stops every engine process. */
   close(): Promise<void>;
 }
@@ -48,8 +52,8 @@ export interface EngineRegistry extends Speaker {
  * Every engine, from the most natural to the most robotic (the first one with a voice for a language is its
  * recommendation): a new engine is its folder and one line here.
  */
-const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions) => Promise<Engine> }> = [
-  { name: 'piper', start: (options) => PiperEngine.create({ ...options, hostModule: options.hostModules?.piper }) },
+const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions, log?: EngineLog) => Promise<Engine> }> = [
+  { name: 'piper', start: (options, log) => PiperEngine.create({ ...options, hostModule: options.hostModules?.piper, log }) },
   { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModules }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModule: hostModules?.rhvoice }) },
   { name: 'festival', start: ({ jobTimeoutMs, tempDir, festivalPath }) => FestivalEngine.create({ jobTimeoutMs, tempDir, festivalPath }) },
   { name: 'flite', start: (options) => FliteEngine.create({ ...options, hostModule: options.hostModules?.flite }) },
@@ -83,7 +87,7 @@ const MAX_RETRY_ENGINE_MS = 3_600_000;
  * serve, and it is tried again in the background now and then.
  */
 export async function createEngines(options: EngineOptions, log?: EngineLog): Promise<EngineRegistry> {
-  const started = await Promise.allSettled(ENGINES.map((engine) => engine.start(options)));
+  const started = await Promise.allSettled(ENGINES.map((engine) => engine.start(options, log)));
   const engines = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const unavailable = started.flatMap((result, index) =>
     result.status === 'rejected' ? [{ engine: (ENGINES[index] as (typeof ENGINES)[number]).name, reason: reasonOf(result.reason) }] : [],
@@ -146,7 +150,7 @@ class Registry implements EngineRegistry {
   private async startUnavailable(): Promise<void> {
     for (const { engine: name } of this.unavailableEngines) {
       const entry = ENGINES.find((engine) => engine.name === name);
-      const engine = await entry?.start(this.options).catch(() => undefined);
+      const engine = await entry?.start(this.options, this.log).catch(() => undefined);
       if (!engine) continue;
       if (this.closed) return void (await engine.close());
       this.engines = [...this.engines, engine].sort((a, b) => NATURALNESS.indexOf(a.name) - NATURALNESS.indexOf(b.name));
@@ -184,6 +188,11 @@ class Registry implements EngineRegistry {
   listEspeakVariants(): EspeakVariant[] {
     const espeak = this.engines.find((engine) => engine instanceof EspeakEngine);
     return espeak instanceof EspeakEngine ? espeak.listVariants() : [];
+  }
+
+  async onnxRuntime(): Promise<string | undefined> {
+    const piper = this.engines.find((engine) => engine instanceof PiperEngine);
+    return piper instanceof PiperEngine ? (await piper.onnxRuntime().catch(() => undefined))?.version : undefined;
   }
 
   async close(): Promise<void> {

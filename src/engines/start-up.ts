@@ -29,6 +29,7 @@ export function startEngines(config: Config, { tempDir, log }: { tempDir: string
       voicesDir: config.voicesDir,
       startTimeoutMs: config.engineStartTimeoutMs,
       warmVoice: config.warmVoice,
+      onnxRuntimeLibrary: config.onnxRuntimeLibrary,
     },
     log,
   );

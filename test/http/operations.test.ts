@@ -1,5 +1,10 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_ONNXRUNTIME_LIBRARY, PYPI_ONNXRUNTIME_VERSION } from '../../src/engines/onnx/runtime.js';
 import { buildTestApp, postTts, useTestApp } from '../helpers/helpers.js';
+
+/** The ONNX Runtime that Piper's voices run on, when they are installed: PyPI's where script/setup put it. */
+const onnxruntime = existsSync('voices/en_US-joe-medium.onnx') ? { onnxruntime: existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) ? PYPI_ONNXRUNTIME_VERSION : '1.30.0' } : {};
 
 const t = useTestApp();
 
@@ -10,7 +15,11 @@ describe('operations routes', () => {
     await t.app.splicer.run();
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', checks: { voices: true, warm: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: true } });
+    expect(ready.json()).toEqual({
+      status: 'ok',
+      checks: { voices: true, warm: true, ffmpeg: true, outputWritable: true, diskSpace: true, splicer: true },
+      ...onnxruntime,
+    });
   });
 
   it('/readyz answers 503 when free disk space falls below MIN_FREE_DISK_MB', async () => {

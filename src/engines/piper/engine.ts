@@ -10,6 +10,7 @@ import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 import { markRecommended, startUpVoice } from '../recommended.js';
+import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 
 export interface PiperEngineOptions {
   /** Where the voices are (`<voice>.onnx` with `<voice>.onnx.json`, in any subfolder); none: no voices. */
@@ -28,6 +29,10 @@ export interface PiperEngineOptions {
   warmVoice?: string;
   /** Host entry module; tests substitute one that misbehaves on purpose. */
   hostModule?: string;
+  /** ONNXRUNTIME_LIBRARY: the ONNX Runtime library file, or `npm` for onnxruntime-node's; none, the installed 1.32 (engines/onnx/runtime.ts). */
+  onnxRuntimeLibrary?: string;
+  /** Where the engine says, once, that it runs on onnxruntime-node because PyPI's library is missing. */
+  log?: { warn(obj: object, msg: string): void };
 }
 
 // A host collects the garbage once a model is loaded (see model.ts), and keeps a small young generation (as
@@ -41,6 +46,7 @@ export interface PiperHostStats {
   loads: number;
   models: string[];
   rssBytes: number;
+  onnxruntime: OnnxRuntimeInfo;
 }
 
 /** Tells each process a voice's spec with its first job for that voice only; a job names the voice by its model path. */
@@ -73,10 +79,12 @@ function startUpModel(catalog: PiperVoiceCatalog, choice: string | undefined): s
 export class PiperEngine implements Engine {
   readonly name = PIPER_ENGINE;
   private nextTicket = 1;
+  private runtime: Promise<OnnxRuntimeInfo> | undefined;
 
   private constructor(
     private readonly catalog: PiperVoiceCatalog,
     private readonly host: SharedHost<PiperJob, PiperResult>,
+    private readonly log: PiperEngineOptions['log'],
   ) {}
 
   /** Lists the installed voices; without any, no process is ever started. */
@@ -85,7 +93,7 @@ export class PiperEngine implements Engine {
     const threads = Math.max(1, Math.min(options.poolSize, availableParallelism()));
     const host = new SharedHost<PiperJob, PiperResult>({
       module: options.hostModule ?? hostModulePath('piper-host', import.meta.url),
-      args: [String(threads), ...startUpModel(catalog, options.warmVoice)],
+      args: [String(threads), options.onnxRuntimeLibrary ?? '', ...startUpModel(catalog, options.warmVoice)],
       isResult: isPiperResult,
       execArgv: HOST_EXEC_ARGV,
       tempDir: options.tempDir,
@@ -95,6 +103,7 @@ export class PiperEngine implements Engine {
       cancel: (job) => (job.kind === 'synthesize' ? { kind: 'cancel', ticket: job.ticket } : undefined),
       prepare: describeOnce,
     });
+    const engine = new PiperEngine(catalog, host, options.log);
     if (catalog.size > 0 && (options.warm ?? 1) === 1) {
       try {
         await host.warmUp();
@@ -102,8 +111,30 @@ export class PiperEngine implements Engine {
         await host.close();
         throw error;
       }
+      // Said at start-up, while the first voice loads: the fallback's line in the log.
+      engine.onnxRuntime().catch(() => undefined);
     }
-    return new PiperEngine(catalog, host);
+    return engine;
+  }
+
+  /**
+   * The ONNX Runtime the voices run on, as the host reports it: asked once, of a running host (none is started for
+   * this alone). When it is onnxruntime-node's, the answer says why, once, in the log.
+   */
+  onnxRuntime(): Promise<OnnxRuntimeInfo | undefined> {
+    if (!this.runtime && this.host.pids().length > 0) {
+      const asking = this.hostStats().then(({ onnxruntime }) => {
+        if (onnxruntime.fallback) {
+          this.log?.warn({ engine: PIPER_ENGINE, onnxruntime: onnxruntime.version }, `Piper runs on onnxruntime-node's ONNX Runtime ${onnxruntime.version}: ${onnxruntime.fallback}`);
+        }
+        return onnxruntime;
+      });
+      asking.catch(() => {
+        if (this.runtime === asking) this.runtime = undefined;
+      });
+      this.runtime = asking;
+    }
+    return this.runtime ?? Promise.resolve(undefined);
   }
 
   listVoices(): Promise<Voice[]> {
@@ -145,8 +176,8 @@ export class PiperEngine implements Engine {
   async hostStats(options: SynthesizeOptions = {}): Promise<PiperHostStats> {
     const result = await this.host.run({ kind: 'stats' }, options);
     if (result.kind !== 'stats') throw new AppError('ENGINE_FAILED', { message: 'Piper answered with something else than its stats.' });
-    const { pid, loads, models, rssBytes } = result;
-    return { pid, loads, models, rssBytes };
+    const { pid, loads, models, rssBytes, onnxruntime } = result;
+    return { pid, loads, models, rssBytes, onnxruntime };
   }
 
   close(): Promise<void> {

@@ -1,6 +1,8 @@
-// Worker thread entry of a Piper host: the voices' onnxruntime sessions, one inference at a time in order of
+// Worker thread entry of a Piper host: the voices' ONNX Runtime sessions (engines/onnx), inferences in order of
 // arrival, so the host's main thread stays free to phonemize the next sentences and to answer its parent.
 import { parentPort, workerData } from 'node:worker_threads';
+import { OnnxRuntimeError, type OrtErrorCode } from '../onnx/session.js';
+import { loadOnnxRuntime, type OnnxRuntimeInfo } from '../onnx/runtime.js';
 import { PiperModel, type Scales, type SessionSpec } from './model.js';
 
 export type ThreadRequest =
@@ -8,15 +10,34 @@ export type ThreadRequest =
   | { kind: 'release'; modelPath: string }
   | { kind: 'infer'; id: number; modelPath: string; ids: number[]; scales: Scales; speakerId: number };
 
-export type ThreadReply = { id: number; audio: Float32Array; frames: Float32Array | undefined } | { id: number; loaded: true } | { id: number; error: string };
+export type ThreadReply =
+  | { id: number; audio: Float32Array; frames: Float32Array | undefined }
+  | { id: number; loaded: true }
+  /** `code`: ONNX Runtime's, when the error was its. */
+  | { id: number; error: string; code?: OrtErrorCode }
+  /** Sent once, first: the runtime the sessions run on, and how many inferences run at once on it. */
+  | { id: 0; runtime: OnnxRuntimeInfo; inFlight: number };
 
 export interface ThreadData {
+  /** The cores the host may use. */
   threads: number;
+  /** ONNXRUNTIME_LIBRARY: a library file, or `npm`; none, the installed one. */
+  library: string | undefined;
 }
 
 const port = parentPort;
 if (!port) throw new Error('inference-thread.ts runs as a worker thread of piper-host.ts');
-const { threads } = workerData as ThreadData;
+const { threads, library } = workerData as ThreadData;
+const loaded = await loadOnnxRuntime(library);
+/**
+ * PyPI's runtime runs inferences side by side, each on one intra-op thread (koffi calls Run on threads of its own):
+ * on en_US-joe-medium (6 sentences of 60 to 150 ids, medians of 3 interleaved processes on a shared 2-core machine)
+ * two at once took 1239 ms against 1858 for one at a time on two intra-op threads and 1624 on one. onnxruntime-node
+ * holds this thread for each run: one at a time on all the threads, as before.
+ */
+const parallel = loaded.runtime.source === 'pypi';
+const intraOpThreads = parallel ? 1 : threads;
+port.postMessage({ id: 0, runtime: loaded.info, inFlight: parallel ? threads : 1 } satisfies ThreadReply);
 const models = new Map<string, Promise<PiperModel>>();
 
 function modelOf(modelPath: string): Promise<PiperModel> {
@@ -27,7 +48,7 @@ async function answer(request: ThreadRequest): Promise<ThreadReply | undefined> 
   switch (request.kind) {
     case 'load': {
       if (!models.has(request.model.modelPath)) {
-        const loading = PiperModel.load(request.model, threads);
+        const loading = PiperModel.load(request.model, loaded.runtime, intraOpThreads);
         loading.catch(() => models.delete(request.model.modelPath));
         models.set(request.model.modelPath, loading);
       }
@@ -57,7 +78,9 @@ port.on('message', (request: ThreadRequest) => {
       port.postMessage(reply, buffers as ArrayBuffer[]);
     },
     (error: unknown) => {
-      if ('id' in request) port.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies ThreadReply);
+      if (!('id' in request)) return;
+      const message = error instanceof Error ? error.message : String(error);
+      port.postMessage({ id: request.id, error: message, ...(error instanceof OnnxRuntimeError ? { code: error.code } : {}) } satisfies ThreadReply);
     },
   );
 });

@@ -2,11 +2,10 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { OnnxRuntimeError } from '../onnx/session.js';
+import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 import type { Inference, Scales, SessionSpec } from './model.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './inference-thread.js';
-
-/** Inferences handed to the thread at once: one running, one ready to start; the rest wait here, where a cancelled job can take its own back. */
-const IN_THREAD = 2;
 
 interface Waiting {
   request: ThreadRequest & { kind: 'infer' };
@@ -25,19 +24,35 @@ function startWorker(data: ThreadData): Worker {
   return new Worker(bootstrap, { eval: true, workerData: data });
 }
 
+/** The thread's error as it was thrown there: ONNX Runtime's keep their type and code. */
+function errorOf(reply: ThreadReply): Error {
+  if (!('error' in reply)) return new Error('the inference thread answered something else');
+  return reply.code ? new OnnxRuntimeError(reply.code, reply.error) : new Error(reply.error);
+}
+
 export class InferenceThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (reply: ThreadReply) => void; reject: (error: unknown) => void }>();
   private readonly waiting: Waiting[] = [];
   private inThread = 0;
+  /**
+   * Inferences handed to the thread at once: those it runs side by side, and one ready to start; the rest wait
+   * here, where a cancelled job can take its own back. None until the thread has said what its runtime runs at once.
+   */
+  private maxInThread = 0;
   private nextId = 1;
+  /** The ONNX Runtime the thread loaded (the first thing it says). */
+  readonly runtime: Promise<OnnxRuntimeInfo>;
+  private onRuntime: (runtime: OnnxRuntimeInfo) => void = () => undefined;
 
-  /** `onFailure`: the thread died; nothing it held can be trusted or finished. */
+  /** `onFailure`: the thread died; nothing it held can be trusted or finished. `library`: ONNXRUNTIME_LIBRARY. */
   constructor(
     threads: number,
+    library: string | undefined,
     private readonly onFailure: (error: Error) => void,
   ) {
-    this.worker = startWorker({ threads });
+    this.runtime = new Promise((resolve) => (this.onRuntime = resolve));
+    this.worker = startWorker({ threads, library } satisfies ThreadData);
     this.worker.on('message', (reply: ThreadReply) => this.receive(reply));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => this.fail(new Error(`the inference thread exited with code ${code}`)));
@@ -45,7 +60,7 @@ export class InferenceThread {
 
   async load(model: SessionSpec): Promise<void> {
     const reply = await this.ask({ kind: 'load', id: this.nextId++, model });
-    if ('error' in reply) throw new Error(reply.error);
+    if ('error' in reply) throw errorOf(reply);
   }
 
   release(modelPath: string): void {
@@ -75,7 +90,7 @@ export class InferenceThread {
   }
 
   private pump(): void {
-    while (this.inThread < IN_THREAD && this.waiting.length > 0) {
+    while (this.inThread < this.maxInThread && this.waiting.length > 0) {
       const next = this.waiting.shift() as Waiting;
       next.signal?.removeEventListener('abort', next.onAbort);
       this.inThread += 1;
@@ -84,7 +99,7 @@ export class InferenceThread {
           this.inThread -= 1;
           this.pump();
           if ('audio' in reply) next.resolve({ audio: reply.audio, frames: reply.frames });
-          else next.reject(new Error('error' in reply ? reply.error : 'the inference thread answered something else'));
+          else next.reject(errorOf(reply));
         },
         (error: unknown) => next.reject(error),
       );
@@ -99,6 +114,11 @@ export class InferenceThread {
   }
 
   private receive(reply: ThreadReply): void {
+    if ('runtime' in reply) {
+      this.maxInThread = reply.inFlight + 1;
+      this.onRuntime(reply.runtime);
+      return this.pump();
+    }
     const pending = this.pending.get(reply.id);
     this.pending.delete(reply.id);
     pending?.resolve(reply);

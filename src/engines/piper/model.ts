@@ -1,7 +1,7 @@
-// One Piper voice model on onnxruntime-node: phoneme ids in, float audio and each id's frame count out. Used on the
-// host's inference thread (inference-thread.ts), the only place a session lives.
+// One Piper voice model on an ONNX Runtime session (engines/onnx): phoneme ids in, float audio and each id's frame
+// count out. Used on the host's inference thread (inference-thread.ts), the only place a session lives.
 import { open } from 'node:fs/promises';
-import ort from 'onnxruntime-node';
+import type { OnnxRuntime, OnnxSession, SessionOptions, Tensor } from '../onnx/session.js';
 import { graphOutputSuffix } from './onnx-durations.js';
 import type { PiperModelSpec } from './protocol.js';
 
@@ -21,17 +21,14 @@ export interface Inference {
 }
 
 /**
- * One run at a time on `threads` threads (onnxruntime-node's run holds its JS thread). Idle threads sleep instead of
- * spinning: as fast on an idle machine, and on a busy one spinning took 10 CPU seconds for 80 s of audio instead of 7.
+ * Piper's VITS graphs are set up on 1.32 with ONNX Runtime's graph optimizations off: on en_US-joe-medium (medians
+ * of 4 interleaved fresh processes, one intra-op thread, 3 sentences of 60 to 180 ids, CPU ms) the session's set-up
+ * takes 215 ms instead of 550 (`all`) or 625 (`extended`), while a round of the 3 sentences takes 895 against 851 and
+ * 886: within the noise of a shared machine. onnxruntime-node's 1.30 keeps `all` (its set-up cost is its allocation
+ * planner's, which no option removes). Another kind of model (Kokoro) measures its own.
  */
-function sessionOptions(threads: number): ort.InferenceSession.SessionOptions {
-  return {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-  };
+function optimization(runtime: OnnxRuntime): SessionOptions['optimization'] {
+  return runtime.source === 'pypi' ? 'disabled' : 'all';
 }
 
 /** The file and `suffix` in one buffer. */
@@ -52,14 +49,15 @@ async function readWithSuffix(file: string, suffix: Uint8Array): Promise<Uint8Ar
 export class PiperModel {
   private constructor(
     readonly spec: SessionSpec,
-    private readonly session: ort.InferenceSession,
+    private readonly session: OnnxSession,
     private readonly durationsOutput: string | undefined,
   ) {}
 
-  static async load(spec: SessionSpec, threads: number): Promise<PiperModel> {
+  /** `threads`: intra-op threads of each run (see inference-thread.ts for how many run at once). */
+  static async load(spec: SessionSpec, runtime: OnnxRuntime, threads: number): Promise<PiperModel> {
     // Only in memory: the voice's files stay as they were installed.
     const suffix = spec.durations && !spec.durations.isOutput ? graphOutputSuffix(spec.durations.name) : Buffer.alloc(0);
-    const session = await ort.InferenceSession.create(await readWithSuffix(spec.modelPath, suffix), sessionOptions(threads));
+    const session = await runtime.createSession(await readWithSuffix(spec.modelPath, suffix), { threads, optimization: optimization(runtime) });
     // onnxruntime keeps its own copy: the file's bytes (60 to 120 MB) need not wait for some later collection.
     (globalThis as { gc?: () => void }).gc?.();
     const durationsOutput = spec.durations && session.outputNames.includes(spec.durations.name) ? spec.durations.name : undefined;
@@ -67,13 +65,13 @@ export class PiperModel {
   }
 
   async infer(ids: readonly number[], scales: Scales, speakerId: number): Promise<Inference> {
-    const feeds: Record<string, ort.Tensor> = {
-      input: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
-      input_lengths: new ort.Tensor('int64', BigInt64Array.of(BigInt(ids.length)), [1]),
-      scales: new ort.Tensor('float32', Float32Array.of(scales.noise, scales.length, scales.noiseW), [3]),
+    const feeds: Record<string, Tensor> = {
+      input: { type: 'int64', data: BigInt64Array.from(ids, BigInt), dims: [1, ids.length] },
+      input_lengths: { type: 'int64', data: BigInt64Array.of(BigInt(ids.length)), dims: [1] },
+      scales: { type: 'float32', data: Float32Array.of(scales.noise, scales.length, scales.noiseW), dims: [3] },
     };
-    if (this.spec.multiSpeaker) feeds.sid = new ort.Tensor('int64', BigInt64Array.of(BigInt(speakerId)), [1]);
-    const outputs = await this.session.run(feeds);
+    if (this.spec.multiSpeaker) feeds.sid = { type: 'int64', data: BigInt64Array.of(BigInt(speakerId)), dims: [1] };
+    const outputs = await this.session.run(feeds, ['output', ...(this.durationsOutput ? [this.durationsOutput] : [])]);
     const audio = outputs.output?.data;
     if (!(audio instanceof Float32Array)) throw new Error('the model gave no float audio');
     const frames = this.durationsOutput ? outputs[this.durationsOutput]?.data : undefined;

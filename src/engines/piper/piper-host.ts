@@ -21,7 +21,7 @@ interface Kept {
 }
 
 const threads = Math.max(1, Math.trunc(Number(process.argv[2])) || 1);
-const inference = new InferenceThread(threads, (error) => {
+const inference = new InferenceThread(threads, process.argv[3] || undefined, (error) => {
   // Whatever it was running is lost: the parent fails this process's jobs and starts another.
   process.stderr.write(`${error.message}\n`);
   process.exit(THREAD_FAILED_EXIT_CODE);
@@ -99,10 +99,10 @@ async function withModel<T>(spec: PiperModelSpec, use: (model: VoiceModel) => Pr
 }
 
 /**
- * The start-up voice (the parent's third argument: its model spec, JSON) loads now, on the inference thread, while
+ * The start-up voice (the parent's fourth argument: its model spec, JSON) loads now, on the inference thread, while
  * the phonemizer is made on this one; its job then finds it loaded. A failed load is its first job's to report.
  */
-const startUp = process.argv[3];
+const startUp = process.argv[4];
 if (startUp) {
   const spec = JSON.parse(startUp) as PiperModelSpec;
   specs.set(spec.modelPath, spec);
@@ -112,7 +112,8 @@ if (startUp) {
 serveJobs<PiperJob, PiperResult>(async (job) => {
   switch (job.kind) {
     case 'stats':
-      return { kind: 'stats', pid: process.pid, loads, models: [...kept.keys()], rssBytes: process.memoryUsage().rss };
+      // The runtime is the inference thread's first word, within a few milliseconds of the process's start.
+      return { kind: 'stats', pid: process.pid, loads, models: [...kept.keys()], rssBytes: process.memoryUsage().rss, onnxruntime: await inference.runtime };
     case 'cancel':
       running.get(job.ticket)?.abort(new Error('cancelled'));
       return { kind: 'cancelled' };

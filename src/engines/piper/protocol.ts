@@ -1,4 +1,5 @@
 /** Jobs and results between PiperEngine and piper-host.ts. */
+import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 import type { PhonemeSpan } from '../types.js';
 
 /** Everything a host needs to load and drive one model; the parent has read and checked the voice's config. */
@@ -36,8 +37,8 @@ export interface SpokenWordSpan {
 
 export type PiperResult =
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; words: SpokenWordSpan[] | null }
-  /** `loads`: models this process has loaded, counting each again after it was dropped. */
-  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number }
+  /** `loads`: models this process has loaded, counting each again after it was dropped. `onnxruntime`: what runs them. */
+  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number; onnxruntime: OnnxRuntimeInfo }
   | { kind: 'cancelled' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -58,7 +59,14 @@ export function isPiperResult(value: unknown): value is PiperResult {
   if (!isRecord(value)) return false;
   if (value.kind === 'cancelled') return true;
   if (value.kind === 'stats') {
-    return typeof value.pid === 'number' && typeof value.loads === 'number' && Array.isArray(value.models) && typeof value.rssBytes === 'number';
+    return (
+      typeof value.pid === 'number' &&
+      typeof value.loads === 'number' &&
+      Array.isArray(value.models) &&
+      typeof value.rssBytes === 'number' &&
+      isRecord(value.onnxruntime) &&
+      typeof value.onnxruntime.version === 'string'
+    );
   }
   return (
     value.kind === 'speech' &&
