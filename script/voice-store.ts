@@ -141,7 +141,7 @@ export async function findVoice(dir: string, name: string): Promise<VoiceOnDisk>
   return { name, files };
 }
 
-/** Removes a voice (config first, so it stops being listed at once) and any temporary files of its installs. */
+/** Removes a voice (config first, so it stops being listed at once), any temporary files of its installs, and what is remembered of its model. */
 export async function removeVoice(dir: string, name: string): Promise<boolean> {
   let removed = false;
   for (const role of [...VOICE_FILE_ROLES].reverse()) {
@@ -153,7 +153,7 @@ export async function removeVoice(dir: string, name: string): Promise<boolean> {
     }
   }
   const entries = await readdir(dir).catch(() => []);
-  const leftovers = entries.filter((entry) => entry.startsWith(`.${name}.onnx`) && entry.endsWith('.part'));
+  const leftovers = entries.filter((entry) => entry.startsWith(`.${name}.onnx`) && (entry.endsWith('.part') || entry.endsWith('.durations.json')));
   await Promise.all(leftovers.map((entry) => rm(path.join(dir, entry), { force: true })));
   return removed;
 }

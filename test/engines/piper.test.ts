@@ -1,12 +1,12 @@
 import { fixture } from '../helpers/fixtures.js';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError, cancelReason } from '../../src/errors.js';
 import type { SpeechChunk, WordTiming } from '../../src/engines/types.js';
-import { PiperVoiceCatalog } from '../../src/engines/piper/catalog.js';
+import { durationsFile, modelDurations, PiperVoiceCatalog } from '../../src/engines/piper/catalog.js';
 import { PiperEngine } from '../../src/engines/piper/engine.js';
 import { findDurationsTensor, graphOutputSuffix } from '../../src/engines/piper/onnx-durations.js';
 import { MAX_IDS, splitSentence } from '../../src/engines/piper/synthesis.js';
@@ -158,6 +158,21 @@ describe.runIf(installed)('Piper durations output', () => {
     expect(findDurationsTensor(await model('added.onnx', Buffer.concat([one, graphOutputSuffix('frames')])))).toEqual({ name: 'frames', isOutput: true });
     expect(findDurationsTensor(await model('two.onnx', field(7, ceil('a'), ceil('b'))))).toBeUndefined();
     expect(findDurationsTensor(await model('garbage.onnx', Buffer.from([0x3a, 0xff, 0xff])))).toBeUndefined();
+  });
+
+  it('remembers the tensor beside the model, by its size and time, so that a start reads no graph', async () => {
+    const file = await model('kept.onnx', field(7, ceil('frames')));
+    expect(await modelDurations(file)).toEqual({ name: 'frames', isOutput: false });
+    const { size, mtimeMs } = await stat(file);
+    expect(JSON.parse(await readFile(durationsFile(file), 'utf8'))).toEqual({ size, mtimeMs, durations: { name: 'frames', isOutput: false } });
+    // What is remembered is believed while the model's size and time match: the graph is not read again.
+    await writeFile(durationsFile(file), JSON.stringify({ size, mtimeMs, durations: { name: 'remembered', isOutput: true } }));
+    expect(await modelDurations(file)).toEqual({ name: 'remembered', isOutput: true });
+    // A model replaced (another time) is read again: this one has two Ceil nodes, so no durations.
+    await writeFile(file, field(7, ceil('a'), ceil('b')));
+    await utimes(file, new Date(), new Date(mtimeMs + 5000));
+    expect(await modelDurations(file)).toBeNull();
+    expect(JSON.parse(await readFile(durationsFile(file), 'utf8'))).toMatchObject({ durations: null });
   });
 });
 
