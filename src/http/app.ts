@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { OPENAI_PREFIX, type Config } from '../config.js';
 import type { ServiceDeps } from '../jobs/services.js';
 import { version } from '../version.js';
+import { deferredCompilers } from './deferred-compilers.js';
 import access from './plugins/access.js';
 import clientSignal from './plugins/client-signal.js';
 import errorHandler from './plugins/error-handler.js';
@@ -46,11 +47,13 @@ declare module 'fastify' {
  * cache, webhooks) and voice previews; then the HTTP plugins and the routes.
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const compilers = deferredCompilers();
   const app = Fastify({
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
     ...serverOptions(config),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaController: { compilersFactory: compilers.factory },
     routerOptions: { ignoreTrailingSlash: true },
     // Opening the services starts the engines, which keep their own start deadlines (a loaded machine is slow).
     pluginTimeout: 0,
@@ -59,6 +62,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // JSON bodies only: Fastify also parses text/plain by default.
   app.removeContentTypeParser('text/plain');
   app.decorate('config', config);
+  // What no request has compiled yet, once listening and the start-up voice is warm (not to slow its model's load).
+  app.addHook('onListen', async () => {
+    void app.warmUp.done
+      .then(() => compilers.compileRest())
+      .catch((err: unknown) => app.log.error({ err }, 'compiling a route schema failed'));
+  });
   await app.register(httpEdge, { config });
   await app.register(work, { config });
   await app.register(services, { config, deps });
