@@ -29,11 +29,13 @@ RUN script/install-onnxruntime
 FROM node:24-bookworm-slim
 # ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with its HTS voice; RHVoice's English voices
 # (bookworm-backports, non-free) where apt reaches them: both optional engines, the neural voice is the default.
-COPY script/install-rhvoice /tmp/install-rhvoice
+# eSpeak NG 1.52's native library (bookworm-backports) for Piper's phonemes (else the slower WebAssembly build).
+COPY script/install-rhvoice script/install-espeak-ng /tmp/
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini \
  && bash /tmp/install-rhvoice \
- && rm -rf /var/lib/apt/lists/* /tmp/install-rhvoice
+ && bash /tmp/install-espeak-ng \
+ && rm -rf /var/lib/apt/lists/* /tmp/install-rhvoice /tmp/install-espeak-ng
 
 WORKDIR /app
 COPY package.json package-lock.json ./

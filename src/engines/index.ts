@@ -42,8 +42,8 @@ export interface EngineRegistry extends Speaker {
   listEspeakVariants(): EspeakVariant[];
   /** Engines that could not start (they are tried again now and then), and why. */
   unavailable(): UnavailableEngine[];
-  /** The ONNX Runtime version Piper's voices run on, once its process has said (none without Piper voices). */
-  onnxRuntime(): Promise<string | undefined>;
+  /** The ONNX Runtime version and eSpeak NG build Piper's voices run on, once its process has said (none without Piper voices). */
+  piperRuntime(): Promise<{ onnxruntime: string; phonemes: string } | undefined>;
   /** Stops every engine process. */
   close(): Promise<void>;
 }
@@ -190,9 +190,10 @@ class Registry implements EngineRegistry {
     return espeak instanceof EspeakEngine ? espeak.listVariants() : [];
   }
 
-  async onnxRuntime(): Promise<string | undefined> {
+  async piperRuntime(): Promise<{ onnxruntime: string; phonemes: string } | undefined> {
     const piper = this.engines.find((engine) => engine instanceof PiperEngine);
-    return piper instanceof PiperEngine ? (await piper.onnxRuntime().catch(() => undefined))?.version : undefined;
+    const runtimes = piper instanceof PiperEngine ? await piper.runtimes().catch(() => undefined) : undefined;
+    return runtimes && { onnxruntime: runtimes.onnxruntime.version, phonemes: `espeak-ng ${runtimes.phonemes.build}` };
   }
 
   async close(): Promise<void> {

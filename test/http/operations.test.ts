@@ -3,8 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ONNXRUNTIME_LIBRARY, PYPI_ONNXRUNTIME_VERSION } from '../../src/engines/onnx/runtime.js';
 import { buildTestApp, postTts, useTestApp } from '../helpers/helpers.js';
 
-/** The ONNX Runtime that Piper's voices run on, when they are installed: PyPI's where script/setup put it. */
-const onnxruntime = existsSync('voices/en_US-joe-medium.onnx') ? { onnxruntime: existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) ? PYPI_ONNXRUNTIME_VERSION : '1.30.0' } : {};
+/**
+ * What Piper's voices run on, when they are installed: PyPI's ONNX Runtime where script/setup put it, and the
+ * native eSpeak NG (script/setup installs it; under CI it must be there) else the WebAssembly build.
+ */
+const onnxruntime = existsSync('voices/en_US-joe-medium.onnx')
+  ? {
+      onnxruntime: existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) ? PYPI_ONNXRUNTIME_VERSION : '1.30.0',
+      phonemes: process.env.CI ? 'espeak-ng native' : expect.stringMatching(/^espeak-ng (native|webassembly)$/),
+    }
+  : {};
 
 const t = useTestApp();
 

@@ -7,7 +7,7 @@ import { hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { SharedHost } from '../hosts/shared-host.js';
 import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
-import { isPiperResult, type PiperJob, type PiperResult } from './protocol.js';
+import { isPiperResult, type PhonemesInfo, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 import { markRecommended, startUpVoice } from '../recommended.js';
 import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
@@ -47,7 +47,11 @@ export interface PiperHostStats {
   models: string[];
   rssBytes: number;
   onnxruntime: OnnxRuntimeInfo;
+  phonemes: PhonemesInfo;
 }
+
+/** What the voices run on: the ONNX Runtime and eSpeak NG's build (/readyz names both). */
+export type PiperRuntime = Pick<PiperHostStats, 'onnxruntime' | 'phonemes'>;
 
 /** Tells each process a voice's spec with its first job for that voice only; a job names the voice by its model path. */
 function describeOnce(job: PiperJob, told: Set<string>): PiperJob {
@@ -79,7 +83,7 @@ function startUpModel(catalog: PiperVoiceCatalog, choice: string | undefined): s
 export class PiperEngine implements Engine {
   readonly name = PIPER_ENGINE;
   private nextTicket = 1;
-  private runtime: Promise<OnnxRuntimeInfo> | undefined;
+  private runtime: Promise<PiperRuntime> | undefined;
 
   private constructor(
     private readonly catalog: PiperVoiceCatalog,
@@ -112,22 +116,31 @@ export class PiperEngine implements Engine {
         throw error;
       }
       // Said at start-up, while the first voice loads: the fallback's line in the log.
-      engine.onnxRuntime().catch(() => undefined);
+      engine.runtimes().catch(() => undefined);
     }
     return engine;
   }
 
+  /** The ONNX Runtime the voices run on, as the host reports it (see runtimes()). */
+  async onnxRuntime(): Promise<OnnxRuntimeInfo | undefined> {
+    return (await this.runtimes())?.onnxruntime;
+  }
+
   /**
-   * The ONNX Runtime the voices run on, as the host reports it: asked once, of a running host (none is started for
-   * this alone). When it is onnxruntime-node's, the answer says why, once, in the log.
+   * The ONNX Runtime and the eSpeak NG build the voices run on, as the host reports them: asked once, of a running
+   * host (none is started for this alone). A fallback (onnxruntime-node's runtime, eSpeak NG's WebAssembly build)
+   * is said once in the log, with why.
    */
-  onnxRuntime(): Promise<OnnxRuntimeInfo | undefined> {
+  runtimes(): Promise<PiperRuntime | undefined> {
     if (!this.runtime && this.host.pids().length > 0) {
-      const asking = this.hostStats().then(({ onnxruntime }) => {
+      const asking = this.hostStats().then(({ onnxruntime, phonemes }) => {
         if (onnxruntime.fallback) {
           this.log?.warn({ engine: PIPER_ENGINE, onnxruntime: onnxruntime.version }, `Piper runs on onnxruntime-node's ONNX Runtime ${onnxruntime.version}: ${onnxruntime.fallback}`);
         }
-        return onnxruntime;
+        if (phonemes.fallback) {
+          this.log?.warn({ engine: PIPER_ENGINE, phonemes: phonemes.build }, `Piper phonemizes with eSpeak NG's WebAssembly build, about 3 times slower: ${phonemes.fallback}`);
+        }
+        return { onnxruntime, phonemes };
       });
       asking.catch(() => {
         if (this.runtime === asking) this.runtime = undefined;
@@ -176,8 +189,8 @@ export class PiperEngine implements Engine {
   async hostStats(options: SynthesizeOptions = {}): Promise<PiperHostStats> {
     const result = await this.host.run({ kind: 'stats' }, options);
     if (result.kind !== 'stats') throw new AppError('ENGINE_FAILED', { message: 'Piper answered with something else than its stats.' });
-    const { pid, loads, models, rssBytes, onnxruntime } = result;
-    return { pid, loads, models, rssBytes, onnxruntime };
+    const { pid, loads, models, rssBytes, onnxruntime, phonemes } = result;
+    return { pid, loads, models, rssBytes, onnxruntime, phonemes };
   }
 
   close(): Promise<void> {

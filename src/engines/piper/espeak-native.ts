@@ -66,7 +66,7 @@ interface Binding {
  * stresses "one" in a list; with it 42 of the 58 texts of fixtures/piper-tts-phonemes.json come out as piper-tts
  * 1.8 spells them, with 1.52 50, as many as the WebAssembly build (1.52 too), which then serves instead.
  */
-function assertRecentEnough(library: koffi.IKoffiLib, path: string): void {
+function assertRecentEnough(library: ReturnType<typeof koffi.load>, path: string): void {
   try {
     library.func('const char *espeak_TextToPhonemesWithTerminator(void **textptr, int textmode, int phonememode, int *terminator)');
   } catch {

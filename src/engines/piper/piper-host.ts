@@ -113,7 +113,15 @@ serveJobs<PiperJob, PiperResult>(async (job) => {
   switch (job.kind) {
     case 'stats':
       // The runtime is the inference thread's first word, within a few milliseconds of the process's start.
-      return { kind: 'stats', pid: process.pid, loads, models: [...kept.keys()], rssBytes: process.memoryUsage().rss, onnxruntime: await inference.runtime };
+      return {
+        kind: 'stats',
+        pid: process.pid,
+        loads,
+        models: [...kept.keys()],
+        rssBytes: process.memoryUsage().rss,
+        onnxruntime: await inference.runtime,
+        phonemes: await phonemizerReady.then((phonemizer) => ({ build: phonemizer.build, fallback: phonemizer.fallbackReason ?? null })),
+      };
     case 'cancel':
       running.get(job.ticket)?.abort(new Error('cancelled'));
       return { kind: 'cancelled' };

@@ -35,10 +35,16 @@ export interface SpokenWordSpan {
   end: number;
 }
 
+/** The eSpeak NG build that phonemizes (phonemizer.ts): the native library, or the WebAssembly one and why. */
+export interface PhonemesInfo {
+  build: 'native' | 'webassembly';
+  fallback: string | null;
+}
+
 export type PiperResult =
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; words: SpokenWordSpan[] | null }
   /** `loads`: models this process has loaded, counting each again after it was dropped. `onnxruntime`: what runs them. */
-  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number; onnxruntime: OnnxRuntimeInfo }
+  | { kind: 'stats'; pid: number; loads: number; models: string[]; rssBytes: number; onnxruntime: OnnxRuntimeInfo; phonemes: PhonemesInfo }
   | { kind: 'cancelled' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -65,7 +71,9 @@ export function isPiperResult(value: unknown): value is PiperResult {
       Array.isArray(value.models) &&
       typeof value.rssBytes === 'number' &&
       isRecord(value.onnxruntime) &&
-      typeof value.onnxruntime.version === 'string'
+      typeof value.onnxruntime.version === 'string' &&
+      isRecord(value.phonemes) &&
+      typeof value.phonemes.build === 'string'
     );
   }
   return (

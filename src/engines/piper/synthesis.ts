@@ -119,40 +119,60 @@ class WordSpans {
   }
 }
 
-/** `text` must have gone through sanitizeText(). Each sentence is normalized on its own, as Piper does. */
+/**
+ * `text` must have gone through sanitizeText(). Each sentence is normalized on its own, as Piper does. Every piece's
+ * inference is asked for at once, so that the inference thread runs as many as it runs at a time (two on 2 cores,
+ * inference.ts) while this thread reads the answers in order; a failed piece stops the ones still waiting.
+ */
 export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: string, options: SpeakOptions): Promise<Spoken> {
   const { phonemeIds } = model.spec;
   const { sentences, wordOffsets } = withPhonemes(phonemizer.phonemize(text, model.spec.espeakVoice), options.phonemes ?? []);
   const scales: Scales = { ...model.spec.scales, length: options.lengthScale };
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  const planned = sentences.map((sentence) =>
+    splitSentence(sentence.phonemes, phonemeIds).map(([from, to]) => {
+      const { ids, spans } = toIds(sentence.phonemes.slice(from, to), phonemeIds);
+      const inferred = model.infer(ids, scales, options.speakerId, signal);
+      // Read in order below; one that fails before its turn is not left unhandled meanwhile.
+      inferred.catch(() => undefined);
+      return { from, ids, spans, inferred };
+    }),
+  );
   const words = new WordSpans(wordOffsets);
   let timed = true;
   const sentencePcm: Int16Array[] = [];
   let offset = 0;
-  for (const sentence of sentences) {
-    const audio: Float32Array[] = [];
-    let length = 0;
-    for (const [from, to] of splitSentence(sentence.phonemes, phonemeIds)) {
-      const { ids, spans } = toIds(sentence.phonemes.slice(from, to), phonemeIds);
-      const inferred = await model.infer(ids, scales, options.speakerId, options.signal);
-      const frames = inferred.frames;
-      if (frames) {
-        // Frames × hop length (256) is the audio length: scaling by the two keeps the times right if a model disagrees.
-        const total = frames.reduce((sum, count) => sum + count, 0);
-        const perFrame = total > 0 ? inferred.audio.length / total : 0;
-        const idStarts = new Float64Array(ids.length + 1);
-        frames.forEach((count, index) => (idStarts[index + 1] = (idStarts[index] ?? 0) + count * perFrame));
-        const at = offset + length;
-        spans.forEach(([first, end], index) => {
-          if (first >= 0) words.add(sentence.wordOf[from + index] ?? -1, at + (idStarts[first] ?? 0), at + (idStarts[end] ?? 0));
-        });
-      } else {
-        timed = false;
+  try {
+    for (const [index, pieces] of planned.entries()) {
+      const wordOf = sentences[index]?.wordOf ?? [];
+      const audio: Float32Array[] = [];
+      let length = 0;
+      for (const { from, ids, spans, inferred: asked } of pieces) {
+        const inferred = await asked;
+        const frames = inferred.frames;
+        if (frames) {
+          // Frames × hop length (256) is the audio length: scaling by the two keeps the times right if a model disagrees.
+          const total = frames.reduce((sum, count) => sum + count, 0);
+          const perFrame = total > 0 ? inferred.audio.length / total : 0;
+          const idStarts = new Float64Array(ids.length + 1);
+          frames.forEach((count, at) => (idStarts[at + 1] = (idStarts[at] ?? 0) + count * perFrame));
+          const at = offset + length;
+          spans.forEach(([first, end], position) => {
+            if (first >= 0) words.add(wordOf[from + position] ?? -1, at + (idStarts[first] ?? 0), at + (idStarts[end] ?? 0));
+          });
+        } else {
+          timed = false;
+        }
+        audio.push(inferred.audio);
+        length += inferred.audio.length;
       }
-      audio.push(inferred.audio);
-      length += inferred.audio.length;
+      sentencePcm.push(toPcm(audio, length));
+      offset += length;
     }
-    sentencePcm.push(toPcm(audio, length));
-    offset += length;
+  } catch (error) {
+    stop.abort(error);
+    throw error;
   }
   return { samples: concatSamples(sentencePcm), words: timed ? words.list() : null };
 }

@@ -12,6 +12,9 @@ const Health = Type.Object({
     }),
   ),
   warmVoice: Type.Optional(Type.String({ description: 'The voice spoken at start-up (WARM_VOICE) so that the first request is as fast as the next.' })),
+  phonemes: Type.Optional(
+    Type.String({ description: "How Piper's voices get their phonemes: `espeak-ng native` (the system's eSpeak NG 1.52 or later), else `espeak-ng webassembly`, about 3 times slower." }),
+  ),
   onnxruntime: Type.Optional(
     Type.String({ description: "The ONNX Runtime version Piper's voices run on (1.32.0 from PyPI; 1.30.0: onnxruntime-node's, where script/setup did not install 1.32)." }),
   ),
@@ -53,13 +56,13 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const ready = Object.values(checks).every(Boolean);
       const unavailable = app.engines.unavailable();
       const workers = checks.redis ? await app.sharedQueue?.workers().catch(() => undefined) : undefined;
-      const onnxruntime = await app.engines.onnxRuntime();
+      const piper = await app.engines.piperRuntime();
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ok' : 'unavailable',
         checks: { ...checks, splicer },
         ...(unavailable.length > 0 ? { unavailable } : {}),
         ...(app.warmUp.voice ? { warmVoice: app.warmUp.voice } : {}),
-        ...(onnxruntime ? { onnxruntime } : {}),
+        ...piper,
         ...(workers === undefined ? {} : { workers }),
       });
     },
