@@ -143,14 +143,24 @@ export const EnvSchema = Type.Object({
     minimum: 0,
     maximum: 65535,
     default: 0,
-    description: 'The API process also serves the Wyoming protocol (Home Assistant) on this TCP port (on HOST), usually 10200; 0 (the default) serves none.',
+    description: 'The API process also serves the Wyoming protocol (Home Assistant) on this TCP port (on WYOMING_HOST), usually 10200; 0 (the default) serves none.',
   }),
+  WYOMING_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'The address the Wyoming server listens on, whatever HOST is: Wyoming has no authentication, so loopback unless set (`0.0.0.0` in a container, or for Home Assistant on another machine).',
+  }),
+  WYOMING_HEADER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'A Wyoming connection that has not sent a whole event this long after it opened, or after an event began, is closed.' }),
+  WYOMING_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 300_000, description: 'A Wyoming connection that sends no event for this long, with nothing in progress, is closed.' }),
+  WYOMING_WRITE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'A Wyoming client that reads nothing of what it is sent for this long is disconnected, its synthesis stopped.' }),
+  WYOMING_EVENTS_PER_SECOND: Type.Integer({ minimum: 1, default: 100, description: 'Events one Wyoming connection may have handled a second; more wait their turn (the connection is read no further meanwhile).' }),
+  WYOMING_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, default: 16, description: 'Wyoming connections one address may hold; one more is answered with an `error` event and closed.' }),
   WYOMING_ZEROCONF: Type.String({
     default: '',
     maxLength: 63,
     pattern: '^[^.]*$',
     description:
-      'With WYOMING_PORT: announce the Wyoming server by zeroconf (mDNS, `_wyoming._tcp.local.`) under this name, so that Home Assistant finds it by itself; empty (the default) announces nothing. On HOST\'s interface when HOST is one IPv4 address; in Docker it needs the host network.',
+      'With WYOMING_PORT: announce the Wyoming server by zeroconf (mDNS, `_wyoming._tcp.local.`) under this name, so that Home Assistant finds it by itself; empty (the default) announces nothing. On WYOMING_HOST\'s interface when it is one IPv4 address; in Docker it needs the host network.',
   }),
   QUEUE_NAME: Type.String({
     minLength: 1,
@@ -276,14 +286,25 @@ export interface Config {
   queueName: string;
   /** `voxreel worker`: the port of its health and metrics (0: none). */
   workerPort: number;
-  /** Wyoming (Home Assistant) TCP port of the API process; 0: none. */
-  wyomingPort: number;
-  /** The name the Wyoming server is announced under by zeroconf; undefined: not announced. */
-  wyomingZeroconf: string | undefined;
+  wyoming: WyomingConfig;
   jobRetentionMs: number;
   /** `outboxDir`: where deliveries wait without Redis (OUTPUT_DIR/.webhooks, private, never served). */
   webhooks: { secret?: string; allowPrivate: boolean; concurrency: number; clientConcurrency: number; outboxDir: string };
   cache: { maxEntries: number; sentenceBytes: number; hitPriceFactor: number; scope: 'tenant' | 'shared' };
+}
+
+/** The Wyoming (Home Assistant) server of the API process and its bounds per connection. */
+export interface WyomingConfig {
+  /** TCP port; 0: none. */
+  port: number;
+  host: string;
+  /** The name it is announced under by zeroconf; undefined: not announced. */
+  zeroconf: string | undefined;
+  headerTimeoutMs: number;
+  idleTimeoutMs: number;
+  writeTimeoutMs: number;
+  eventsPerSecond: number;
+  connectionsPerAddress: number;
 }
 
 export type StorageConfig =
@@ -408,8 +429,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: parsed.REDIS_URL,
     queueName: parsed.QUEUE_NAME,
     workerPort: parsed.WORKER_PORT,
-    wyomingPort: parsed.WYOMING_PORT,
-    wyomingZeroconf: parsed.WYOMING_ZEROCONF || undefined,
+    wyoming: {
+      port: parsed.WYOMING_PORT,
+      host: parsed.WYOMING_HOST,
+      zeroconf: parsed.WYOMING_ZEROCONF || undefined,
+      headerTimeoutMs: parsed.WYOMING_HEADER_TIMEOUT_MS,
+      idleTimeoutMs: parsed.WYOMING_IDLE_TIMEOUT_MS,
+      writeTimeoutMs: parsed.WYOMING_WRITE_TIMEOUT_MS,
+      eventsPerSecond: parsed.WYOMING_EVENTS_PER_SECOND,
+      connectionsPerAddress: parsed.WYOMING_MAX_CONNECTIONS_PER_ADDRESS,
+    },
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
     webhooks: {
       secret: parsed.WEBHOOK_SECRET,

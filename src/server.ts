@@ -11,7 +11,7 @@ const { config, running } = await boot('voxreel', () => loadConfig(), async (con
   const { buildApp } = await import('./http/app.js');
   const app = await buildApp(config, { loggerInstance: log, early });
   // Home Assistant's protocol, on a port of its own (WYOMING_PORT), when asked for.
-  const wyoming = config.wyomingPort > 0 ? await (await import('./http/wyoming/server.js')).startWyoming(app, config.wyomingPort, config.host, config.wyomingZeroconf) : undefined;
+  const wyoming = config.wyoming.port > 0 ? await (await import('./http/wyoming/server.js')).startWyoming(app, config.wyoming) : undefined;
   const close = async (stopAfterMs: number) => {
     const stopJobs = setTimeout(() => app.jobs.stopRunning(), stopAfterMs);
     stopJobs.unref();

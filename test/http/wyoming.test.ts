@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWyoming, type WyomingServer } from '../../src/http/wyoming/server.js';
-import { EventReader, encodeEvent, LIMITS } from '../../src/http/wyoming/events.js';
+import { EventReader, encodeEvent, LIMITS, type WyomingEvent } from '../../src/http/wyoming/events.js';
 import { announceWyoming } from '../../src/http/wyoming/zeroconf.js';
 import { useTestApp } from '../helpers/helpers.js';
 import { JUDGE_DIR } from '../helpers/judge.js';
@@ -16,21 +16,29 @@ const CLIENT = path.join(import.meta.dirname, '..', 'helpers', 'wyoming_client.p
 const DISCOVER = path.join(import.meta.dirname, '..', 'helpers', 'wyoming_discover.py');
 const installed = existsSync(PYTHON) || Boolean(process.env.CI);
 
+/** The events a chunk completes. */
+function push(reader: EventReader, chunk: Buffer): WyomingEvent[] {
+  reader.write(chunk);
+  const events: WyomingEvent[] = [];
+  for (let event = reader.next(); event; event = reader.next()) events.push(event);
+  return events;
+}
+
 describe('Wyoming framing', () => {
   it('reads events split anywhere, with their data and payload, and writes them as the Python library does', () => {
     const bytes = Buffer.concat([encodeEvent('audio-chunk', { rate: 22050, width: 2, channels: 1 }, Buffer.alloc(10, 7)), encodeEvent('describe')]);
     const reader = new EventReader();
-    const events = [...bytes].flatMap((byte) => reader.push(Buffer.of(byte)));
+    const events = [...bytes].flatMap((byte) => push(reader, Buffer.of(byte)));
     expect(events.map((event) => event.type)).toEqual(['audio-chunk', 'describe']);
     expect(events[0]?.data).toEqual({ rate: 22050, width: 2, channels: 1 });
     expect(events[0]?.payload?.length).toBe(10);
   });
 
   it('refuses a header line, data or payload past its bound, and what is not JSON', () => {
-    expect(() => new EventReader().push(Buffer.alloc(LIMITS.line + 1, 0x61))).toThrow(/header line/);
-    expect(() => new EventReader().push(Buffer.from(`{"type":"x","payload_length":${LIMITS.payload + 1}}\n`))).toThrow(/payload_length/);
-    expect(() => new EventReader().push(Buffer.from('{"type":"x","data_length":-1}\n'))).toThrow(/not a length/);
-    expect(() => new EventReader().push(Buffer.from('[1,2]\n'))).toThrow(/not a JSON object/);
+    expect(() => push(new EventReader(), Buffer.alloc(LIMITS.line + 1, 0x61))).toThrow(/header line/);
+    expect(() => push(new EventReader(), Buffer.from(`{"type":"x","payload_length":${LIMITS.payload + 1}}\n`))).toThrow(/payload_length/);
+    expect(() => push(new EventReader(), Buffer.from('{"type":"x","data_length":-1}\n'))).toThrow(/not a length/);
+    expect(() => push(new EventReader(), Buffer.from('[1,2]\n'))).toThrow(/not a JSON object/);
   });
 });
 
@@ -39,7 +47,7 @@ describe.runIf(installed)('Wyoming server with the real client (wyoming 1.10.2)'
   let server: WyomingServer;
 
   beforeAll(async () => {
-    server = await startWyoming(t.app, 0, '127.0.0.1');
+    server = await startWyoming(t.app, { ...t.config.wyoming, port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await server?.close();
@@ -77,7 +85,7 @@ describe.runIf(installed)('Wyoming server announced by zeroconf, found as Home A
   it('is found on the loopback interface under its name at its port and address, answers describe there, and is gone after it closes', async () => {
     // A name of this run's own, so that another server on the machine is never taken for it.
     const name = `voxreel test ${process.pid}`;
-    const server = await startWyoming(t.app, 0, '127.0.0.1', name);
+    const server = await startWyoming(t.app, { ...t.config.wyoming, port: 0, host: '127.0.0.1', zeroconf: name });
     const discover = async (seconds: number) => JSON.parse((await promisify(execFile)(PYTHON, [DISCOVER, '127.0.0.1', name, String(seconds)], { timeout: 60_000 })).stdout);
     try {
       expect(server.zeroconf?.address).toBe('127.0.0.1');

@@ -2,23 +2,50 @@
 // voice a TTS voice), `synthesize` → `audio-start`, `audio-chunk`s as the sentences are spoken, `audio-stop`, and the
 // streaming form (`synthesize-start`, `-chunk`s, `-stop` → `synthesize-stopped`). Speech goes through the service's
 // own synthesizer in its job slots (limits, metrics), as /v1/audio/speech does; a bad event gets an `error` event and
-// the connection is closed, a failed synthesis an `error` event.
+// the connection is closed, a failed synthesis an `error` event. Each connection is bounded by connection.ts, and
+// each address to `connectionsPerAddress` of them: Wyoming has no authentication.
 import { createServer, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { MAX_TTS_TEXT } from '../../api/speech.js';
+import type { WyomingConfig } from '../../config.js';
 import { matchesLanguage } from '../../engines/language-tags.js';
 import { startUpVoice } from '../../engines/recommended.js';
 import type { Voice } from '../../engines/voice.js';
+import { cancelReason } from '../../errors.js';
 import { splitSentences } from '../../speech/sentences.js';
 import { version } from '../../version.js';
 import { toAppError } from '../plugins/error-handler.js';
-import { encodeEvent, EventReader, WyomingProtocolError, type WyomingEvent } from './events.js';
+import { WyomingConnection } from './connection.js';
+import { encodeEvent, WyomingProtocolError, type EventBounds, type ReaderOptions, type WyomingEvent } from './events.js';
 import { announceWyoming, type ZeroconfAnnouncement } from './zeroconf.js';
 
 /** Bytes of audio per `audio-chunk` (wyoming-piper sends 1024 samples of 16-bit mono). */
 const CHUNK_BYTES = 2048;
 const SAMPLE_BYTES = 2;
+
+/** JSON data that can hold MAX_TTS_TEXT characters (each escaped as `\uXXXX` at worst) and a voice; a longer event is refused unread. */
+const TEXT_DATA_BYTES = MAX_TTS_TEXT * 6 + 4096;
+const SMALL_DATA_BYTES = 4096;
+/** The events voxreel takes, and the JSON data each may carry; none carries a payload. */
+const DATA_BYTES = new Map([
+  ['describe', SMALL_DATA_BYTES],
+  ['ping', SMALL_DATA_BYTES],
+  ['synthesize', TEXT_DATA_BYTES],
+  ['synthesize-start', SMALL_DATA_BYTES],
+  ['synthesize-chunk', TEXT_DATA_BYTES],
+  ['synthesize-stop', SMALL_DATA_BYTES],
+]);
+
+const READER: ReaderOptions = {
+  // Data may also come inside the header line (the protocol's older form).
+  line: TEXT_DATA_BYTES + SMALL_DATA_BYTES,
+  bounds: (type): EventBounds => {
+    const data = DATA_BYTES.get(type);
+    if (data === undefined) throw new WyomingProtocolError(`voxreel speaks text (describe, synthesize, synthesize-start/-chunk/-stop), not "${type.slice(0, 50)}"`, 'unsupported-event');
+    return { data, payload: 0 };
+  },
+};
 
 export interface WyomingServer {
   port: number;
@@ -27,13 +54,29 @@ export interface WyomingServer {
   close(): Promise<void>;
 }
 
-/** Starts serving Wyoming on `port` (0: a free one) of `host`, announced by zeroconf as `zeroconfName` if given. */
-export async function startWyoming(app: FastifyInstance, port: number, host: string, zeroconfName?: string): Promise<WyomingServer> {
-  const sessions = new Set<Session>();
+/** Starts serving Wyoming on `config.port` (0: a free one) of `config.host`, announced by zeroconf as `config.zeroconf` if given. */
+export async function startWyoming(app: FastifyInstance, config: WyomingConfig): Promise<WyomingServer> {
+  const { port, host } = config;
+  const connections = new Set<WyomingConnection>();
+  const perAddress = new Map<string, number>();
+  const describe = describer(app);
   const server: Server = createServer((socket) => {
-    const session = new Session(app, socket);
-    sessions.add(session);
-    socket.once('close', () => sessions.delete(session));
+    const address = socket.remoteAddress ?? '';
+    const log = app.log.child({ wyoming: `${address}:${String(socket.remotePort)}` });
+    const { connection } = new Session(app, describe, socket, config, log);
+    const open = perAddress.get(address) ?? 0;
+    if (open >= config.connectionsPerAddress) {
+      connection.turnAway(`this address has ${open} Wyoming connections open, the most it may (WYOMING_MAX_CONNECTIONS_PER_ADDRESS)`, 'too-many-connections');
+      return;
+    }
+    perAddress.set(address, open + 1);
+    connections.add(connection);
+    socket.once('close', () => {
+      connections.delete(connection);
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -43,8 +86,8 @@ export async function startWyoming(app: FastifyInstance, port: number, host: str
   const bound = typeof address === 'object' && address ? address.port : port;
   app.log.info({ port: bound, host }, 'Wyoming protocol served (Home Assistant: Settings → Devices & services → Wyoming Protocol)');
   // An announcement that fails leaves the server as it is: Home Assistant can still be given its address.
-  const announced = zeroconfName
-    ? await announceWyoming({ name: zeroconfName, port: bound, host, log: app.log }).catch((error: unknown) => {
+  const announced = config.zeroconf
+    ? await announceWyoming({ name: config.zeroconf, port: bound, host, log: app.log }).catch((error: unknown) => {
         app.log.warn({ err: error }, 'Zeroconf: the Wyoming server could not be announced; add it in Home Assistant by its host and port');
         return undefined;
       })
@@ -54,9 +97,22 @@ export async function startWyoming(app: FastifyInstance, port: number, host: str
     zeroconf: announced,
     close: async () => {
       await announced?.close();
-      for (const session of sessions) session.end();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.close(cancelReason('SHUTTING_DOWN'));
+      await closed;
     },
+  };
+}
+
+/** `describe`'s answer, encoded once per list of voices (some 65 KB with every voice), not once per event. */
+function describer(app: FastifyInstance): () => Buffer {
+  let described: { voices: readonly Voice[]; event: Buffer } | undefined;
+  return () => {
+    const voices = app.engines.listVoices();
+    if (described?.voices.length !== voices.length || voices.some((voice, index) => voice !== described?.voices[index])) {
+      described = { voices, event: encodeEvent('info', info(voices)) };
+    }
+    return described.event;
   };
 }
 
@@ -92,70 +148,45 @@ function info(voices: readonly Voice[]): Record<string, unknown> {
   };
 }
 
+/** One connection's conversation: what each event asks for, answered through its connection's bounds. */
 class Session {
-  private readonly reader = new EventReader();
-  private readonly controller = new AbortController();
-  private readonly log;
-  private queue: Promise<void> = Promise.resolve();
+  readonly connection: WyomingConnection;
   private streaming: { voiceId: string; text: string; started: boolean } | undefined;
   /** A streamed text was just spoken: the plain `synthesize` clients send after it (for servers that do not stream) is not spoken again. */
   private streamed = false;
 
   constructor(
     private readonly app: FastifyInstance,
+    private readonly describe: () => Buffer,
     private readonly socket: Socket,
+    bounds: WyomingConfig,
+    log: FastifyInstance['log'],
   ) {
-    this.log = app.log.child({ wyoming: `${socket.remoteAddress}:${socket.remotePort}` });
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', () => undefined);
-    socket.once('close', () => this.controller.abort(new Error('the Wyoming client went away')));
+    this.connection = new WyomingConnection(socket, bounds, READER, (event) => this.handle(event), log);
   }
 
-  end(): void {
-    this.socket.end();
-  }
-
-  private receive(chunk: Buffer): void {
-    let events: WyomingEvent[];
-    try {
-      events = this.reader.push(chunk);
-    } catch (error) {
-      this.refuse(error instanceof WyomingProtocolError ? error.message : 'malformed event', 'protocol');
-      return;
-    }
-    for (const event of events) this.queue = this.queue.then(() => this.handle(event));
-  }
-
-  /** An `error` event, then the connection closed: what is sent after it is not read. */
-  private refuse(text: string, code: string): void {
-    this.log.warn({ code, text }, 'Wyoming event refused');
-    this.send('error', { text, code });
-    this.socket.end();
-    this.socket.removeAllListeners('data');
-  }
-
-  private send(type: string, data?: Record<string, unknown>, payload?: Buffer): boolean {
-    if (this.socket.destroyed || this.socket.writableEnded) return false;
-    return this.socket.write(encodeEvent(type, data, payload));
+  private send(type: string, data?: Record<string, unknown>): Promise<void> {
+    return this.connection.send(encodeEvent(type, data));
   }
 
   private async handle(event: WyomingEvent): Promise<void> {
-    if (this.socket.destroyed) return;
     try {
       switch (event.type) {
         case 'describe':
-          this.send('info', info(this.app.engines.listVoices()));
+          await this.connection.send(this.describe());
           return;
         case 'ping':
-          this.send('pong', event.data);
+          await this.send('pong', event.data);
           return;
-        case 'synthesize':
+        case 'synthesize': {
+          const text = textOf(event);
           if (this.streamed) {
             this.streamed = false;
             return;
           }
-          await this.speakWhole(textOf(event), this.voiceFor(event.data.voice));
+          await this.speakWhole(text, this.voiceFor(event.data.voice));
           return;
+        }
         case 'synthesize-start':
           // An unknown voice is told now, not at the first sentence.
           this.streaming = { voiceId: this.app.synthesizer.voiceOf(this.voiceFor(event.data.voice)).id, text: '', started: false };
@@ -168,16 +199,16 @@ class Session {
           await this.streamStop();
           return;
         default:
-          this.refuse(`voxreel speaks text (describe, synthesize, synthesize-start/-chunk/-stop), not "${event.type.slice(0, 50)}"`, 'unsupported-event');
+          // The reader takes no other type.
+          throw new WyomingProtocolError(`unexpected event "${event.type.slice(0, 50)}"`, 'unsupported-event');
       }
     } catch (error) {
-      if (error instanceof WyomingProtocolError) {
-        this.refuse(error.message, 'protocol');
-        return;
-      }
+      if (error instanceof WyomingProtocolError) throw error;
+      // Cut off, refused or shut down: the connection has said so, or has no one to tell.
+      if (this.connection.signal.aborted) return;
       const failure = toAppError(error);
-      this.log.info({ code: failure.code }, 'Wyoming synthesis failed');
-      this.send('error', { text: failure.message, code: failure.code });
+      this.connection.log.info({ code: failure.code }, 'Wyoming synthesis failed');
+      await this.send('error', { text: failure.message, code: failure.code });
     }
   }
 
@@ -199,9 +230,9 @@ class Session {
 
   private async speakWhole(text: string, voiceId: string): Promise<void> {
     const voice = this.app.synthesizer.resolveVoice({ text, voice: voiceId });
-    this.send('audio-start', format(voice));
+    await this.send('audio-start', format(voice));
     await this.speak(text, voice);
-    this.send('audio-stop');
+    await this.send('audio-stop');
   }
 
   /** The streamed text's whole sentences are spoken as they come; the last, maybe unfinished, waits for more. */
@@ -209,7 +240,7 @@ class Session {
     const stream = this.streaming;
     if (!stream) throw new WyomingProtocolError('synthesize-chunk before synthesize-start');
     stream.text += text;
-    if (stream.text.length > MAX_TTS_TEXT) throw new WyomingProtocolError(`the streamed text is longer than ${MAX_TTS_TEXT} characters`);
+    if (stream.text.length > MAX_TTS_TEXT) throw new WyomingProtocolError(`the streamed text is longer than ${MAX_TTS_TEXT} characters`, 'too-long');
     const spans = splitSentences(stream.text);
     const last = spans.at(-1);
     if (spans.length < 2 || !last) return;
@@ -223,33 +254,30 @@ class Session {
     if (!stream) throw new WyomingProtocolError('synthesize-stop before synthesize-start');
     this.streaming = undefined;
     if (stream.text.trim()) await this.streamSpeak(stream, stream.text);
-    if (stream.started) this.send('audio-stop');
-    this.send('synthesize-stopped');
+    if (stream.started) await this.send('audio-stop');
+    await this.send('synthesize-stopped');
     this.streamed = true;
   }
 
   private async streamSpeak(stream: { voiceId: string; started: boolean }, text: string): Promise<void> {
     if (!text.trim()) return;
     const voice = this.app.synthesizer.resolveVoice({ text, voice: stream.voiceId });
-    if (!stream.started) this.send('audio-start', format(voice));
+    if (!stream.started) await this.send('audio-start', format(voice));
     stream.started = true;
     await this.speak(text, voice);
   }
 
   /** Speech as `audio-chunk` events, each sentence's as soon as it is spoken, in a job slot of the service. */
   private speak(text: string, voice: Voice): Promise<void> {
-    if (text.length > MAX_TTS_TEXT) throw new WyomingProtocolError(`the text is longer than ${MAX_TTS_TEXT} characters`);
+    // Each write waits until the client has read (or the connection is cut off): a client that does not read holds back its own synthesis only.
     const chunks = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
-        let drained = true;
-        for (let at = 0; at < chunk.length; at += CHUNK_BYTES) {
-          drained = this.send('audio-chunk', format(voice), chunk.subarray(at, Math.min(chunk.length, at + CHUNK_BYTES))) && drained;
-        }
-        if (drained || this.socket.destroyed) done();
-        else this.socket.once('drain', () => done());
+        const events: Buffer[] = [];
+        for (let at = 0; at < chunk.length; at += CHUNK_BYTES) events.push(encodeEvent('audio-chunk', format(voice), chunk.subarray(at, Math.min(chunk.length, at + CHUNK_BYTES))));
+        this.connection.send(Buffer.concat(events)).then(() => done(), done);
       },
     });
-    const client = { id: `wyoming:${this.socket.remoteAddress ?? 'unknown'}`, signal: this.controller.signal, characters: text.length };
+    const client = { id: `wyoming:${this.socket.remoteAddress ?? 'unknown'}`, signal: this.connection.signal, characters: text.length };
     return this.app.jobs.run('speech', client, (signal) =>
       this.app.synthesizer.streamAudio({ text, voice, encoding: 'pcm', speed: 1, signal, cachePartition: this.app.executor.cachePartition(client.id) }, chunks),
     );
@@ -263,6 +291,8 @@ function format(voice: Voice): Record<string, unknown> {
 function textOf(event: WyomingEvent): string {
   const { text } = event.data;
   if (typeof text !== 'string') throw new WyomingProtocolError(`${event.type} has no text`);
+  // Told before anything is said: no `audio-start` ahead of this refusal.
+  if (text.length > MAX_TTS_TEXT) throw new WyomingProtocolError(`the text is longer than ${MAX_TTS_TEXT} characters`, 'too-long');
   return text;
 }
 
