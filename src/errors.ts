@@ -8,6 +8,7 @@ export const ErrorTable = {
   INVALID_SSML: { status: 400, message: 'The SSML is malformed or uses what voxreel does not speak (docs/api.md, SSML).' },
   UNSUPPORTED_SSML: { status: 422, message: 'This voice cannot do what the SSML asks (docs/api.md, SSML, says which engine does what).' },
   OUTPUT_TOO_LONG: { status: 422, message: 'The text makes more audio than one request may; split it into several requests.' },
+  RENDER_TOO_LARGE: { status: 422, message: 'The video needs more scratch space than one job may use (JOB_SCRATCH_MB): fewer clips, a lower fps or resolution.' },
   INVALID_SCENES: { status: 422, message: 'The scenes do not fit the narration: a sentence past its last one, or starts that do not rise (docs/api.md, POST /tts-video, Scenes).' },
   INVALID_ASSET: { status: 422, message: 'The file is damaged or truncated: it does not decode.' },
   INVALID_LEXICON: { status: 400, message: 'The pronunciation lexicon is not valid PLS 1.0.' },
@@ -39,7 +40,7 @@ export const ErrorTable = {
   JOB_TIMEOUT: { status: 504, message: 'The job took too long and was stopped.' },
   STORAGE_FAILED: { status: 507, message: 'The output could not be stored.' },
   STORAGE_UNAVAILABLE: { status: 503, message: 'The file storage does not answer; retry later.' },
-  STORAGE_FULL: { status: 507, message: 'The server is low on disk space and takes no uploads now; retry later.' },
+  STORAGE_FULL: { status: 503, message: 'The server is low on disk space (MIN_FREE_DISK_MB); retry later.' },
   ASSET_QUOTA_EXCEEDED: { status: 507, message: 'Your assets would pass the bytes kept per client (ASSET_QUOTA_MB); delete some or wait until they expire.' },
   LEXICON_QUOTA_EXCEEDED: { status: 507, message: 'You keep as many lexicons as one client may; delete one (DELETE /lexicons/{id}) first.' },
 } as const satisfies Record<string, { status: number; message: string }>;

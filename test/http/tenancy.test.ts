@@ -160,11 +160,11 @@ describe('ASSET_QUOTA_MB and MIN_FREE_DISK_MB', () => {
     }
   });
 
-  it('refuse every upload with 507 STORAGE_FULL and a Retry-After when the disk is low, leaving no file', async () => {
+  it('refuse every upload with 503 STORAGE_FULL and a Retry-After when the disk is low, leaving no file', async () => {
     const low = await buildTestApp({ ...APP_ENV, MIN_FREE_DISK_MB: String(1024 * 1024 * 1024) }, { engines: t.app.engines });
     try {
       const response = await upload(low, 'a', await readFile(file('picture.png')));
-      expect(response.statusCode, response.body).toBe(507);
+      expect(response.statusCode, response.body).toBe(503);
       expect(errorCode(response)).toBe('STORAGE_FULL');
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
       expect((await low.listFiles()).filter((name) => name.startsWith('.assets') && !name.includes('.tmp'))).toEqual([]);
