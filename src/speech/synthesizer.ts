@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -118,15 +117,6 @@ export interface StreamRequest extends SpeakRequest {
    * stream (seconds from its start), their spans in `text`, the written text (words.ts spokenSpan).
    */
   onWords?: (words: SpokenWord[], text: string) => void;
-}
-
-/** Encoded audio in memory with its words' times (`timedAudio`). */
-export interface TimedAudio {
-  audio: Buffer;
-  /** The written text that word offsets point into. */
-  text: string;
-  duration: number;
-  words: SpokenWord[];
 }
 
 /** The part of an audio job's progress that is speaking (the rest is encoding and measuring the file). */
@@ -288,26 +278,6 @@ export class Synthesizer {
     // The captions show emoji with their word; the timestamps cover what is said.
     const spoken = words && saidWords(written, words);
     return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(spoken && vtt && srt ? { words: spoken, captions: { vtt, srt } } : {}) };
-  }
-
-  /**
-   * Speaks the text into memory, encoded, every word timed, nothing published (the ElevenLabs-compatible timestamps).
-   * `duration` is the speech's length at the asked speed (a compressed file adds its codec's padding to it).
-   */
-  async timedAudio(request: StreamRequest): Promise<TimedAudio> {
-    const { speech, tempo } = await this.speakWhole(request);
-    const { encoding, sampleRate, signal } = request;
-    const folder = await this.scratch.folder('audio').catch(storageFailed);
-    try {
-      const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[encoding].extension}`);
-      await encodeSpeech(this.ffmpeg, speech, { encoding, speed: tempo, sampleRate, output: file, signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
-      const text = speech.text ?? request.text;
-      const duration = speech.duration / tempo;
-      const words = saidWords(text, timedWordsIn(text, speech, duration));
-      return { audio: await readFile(file), text, duration, words };
-    } finally {
-      await folder.remove();
-    }
   }
 
   /**

@@ -3,10 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
-import { characterAlignment, StreamedAlignment } from '../../speech/character-alignment.js';
+import { StreamedAlignment } from '../../speech/character-alignment.js';
 import type { StreamRequest } from '../../speech/synthesizer.js';
 import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
-import { cachePartitionOf, jobClient } from '../job-client.js';
+import { cachePartitionOf } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
 import { sendSpeechStream, type Framing } from '../speech-stream.js';
 import { previewUrl } from './voices.js';
@@ -97,12 +97,18 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ElevenLabsTimedAudio, ...errors },
       },
     },
-    async (request) => {
+    // Written as it is encoded (the audio's base64 first, the alignment last), never built whole: an hour of raw
+    // PCM is some 460 MB of JSON, past what one string may hold.
+    async (request, reply) => {
       const { speech, facts } = prepare(request);
-      const timed = await app.jobs.run('speech', jobClient(request, speech.text.length), (signal) => app.synthesizer.timedAudio({ ...speech, signal }));
-      const alignment = characterAlignment(timed.text, timed.words);
-      request.log.info({ ...facts, seconds: timed.duration }, 'speech with timestamps');
-      return { audio_base64: timed.audio.toString('base64'), alignment, normalized_alignment: alignment };
+      const alignment = new StreamedAlignment();
+      return sendSpeechStream(app, request, reply, {
+        characters: speech.text.length,
+        contentType: 'application/json; charset=utf-8',
+        facts,
+        framing: timedJson(alignment),
+        write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal, onWords: (words, text) => alignment.add(words, text) }, output),
+      });
     },
   );
 
@@ -205,6 +211,34 @@ function timedLines(alignment: StreamedAlignment, sampleBytes: number): Framing 
       return line(bytes.subarray(0, whole), false);
     },
     end: () => line(carried, true),
+  };
+}
+
+/**
+ * The answer of /with-timestamps as a stream of JSON text, in the shape ElevenLabs' clients parse whole:
+ * `{"audio_base64":"…","alignment":{…},"normalized_alignment":{…}}`, the base64 written piece by piece (a piece's
+ * last bytes short of three carried to the next, so the pieces join into one base64 string), the characters'
+ * times once the last word is said.
+ */
+function timedJson(alignment: StreamedAlignment): Framing {
+  let opened = false;
+  let carried = Buffer.alloc(0);
+  const open = () => {
+    if (opened) return '';
+    opened = true;
+    return '{"audio_base64":"';
+  };
+  return {
+    chunk: (audio) => {
+      const bytes = carried.length === 0 ? audio : Buffer.concat([carried, audio]);
+      const whole = bytes.length - (bytes.length % 3);
+      carried = Buffer.from(bytes.subarray(whole));
+      return open() + bytes.toString('base64', 0, whole);
+    },
+    end: () => {
+      const characters = JSON.stringify(alignment.take(true));
+      return `${open()}${carried.toString('base64')}","alignment":${characters},"normalized_alignment":${characters}}`;
+    },
   };
 }
 
