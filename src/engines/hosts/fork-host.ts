@@ -14,6 +14,8 @@ export interface ForkHostOptions {
   args?: readonly string[];
   /** The parent of the child's own TMPDIR; default the parent's TMPDIR. */
   tempDir?: string;
+  /** Variables set in the child's environment besides the parent's (e.g. the C allocator's tuning). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -36,7 +38,7 @@ export async function forkHost(options: ForkHostOptions): Promise<{ child: Child
     execPath: tied.command,
     execArgv: tied.args,
     serialization: 'advanced',
-    ...(tempDir ? { env: { ...process.env, TMPDIR: tempDir } } : {}),
+    env: { ...process.env, ...options.env, ...(tempDir ? { TMPDIR: tempDir } : {}) },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   return { child, tempDir };

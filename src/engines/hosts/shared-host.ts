@@ -22,6 +22,8 @@ export interface SharedHostOptions<Job, Result> {
   startTimeoutMs?: number;
   /** The child's TMPDIR; default the parent's. */
   tempDir?: string;
+  /** Variables set in the child's environment besides the parent's. */
+  env?: Readonly<Record<string, string>>;
   /** Per job, from when it is sent; 0 or none: no limit. */
   jobTimeoutMs?: number;
   /** A job the child answers at once from its event loop, sent after a job is given up to see that it still answers. */

@@ -19,6 +19,7 @@ const ENTRY = {
   Run: 9,
   CreateSessionOptions: 10,
   SetSessionExecutionMode: 13,
+  DisableCpuMemArena: 19,
   SetSessionGraphOptimizationLevel: 23,
   SetIntraOpNumThreads: 24,
   SetInterOpNumThreads: 25,
@@ -67,6 +68,7 @@ const PROTOS = {
   ),
   CreateSessionOptions: Status('OrtCreateSessionOptions(void *options)'),
   SetSessionExecutionMode: Status('OrtSetSessionExecutionMode(void *options, int mode)'),
+  DisableCpuMemArena: Status('OrtDisableCpuMemArena(void *options)'),
   SetSessionGraphOptimizationLevel: Status('OrtSetSessionGraphOptimizationLevel(void *options, int level)'),
   SetIntraOpNumThreads: Status('OrtSetIntraOpNumThreads(void *options, int threads)'),
   SetInterOpNumThreads: Status('OrtSetInterOpNumThreads(void *options, int threads)'),
@@ -148,6 +150,7 @@ export class OrtLibrary implements OnnxRuntime {
       check(api.SetInterOpNumThreads(set, 1));
       check(api.SetSessionExecutionMode(set, EXECUTION_MODE_SEQUENTIAL));
       check(api.SetSessionGraphOptimizationLevel(set, OPTIMIZATION_LEVELS[options.optimization]));
+      if (options.memoryArena === false) check(api.DisableCpuMemArena(set));
       // Idle intra-op threads sleep: as fast on an idle machine, far less CPU on a busy one (see piper/model.ts).
       check(api.AddSessionConfigEntry(set, 'session.intra_op.allow_spinning', '0'));
       check(

@@ -15,6 +15,11 @@ export interface SessionOptions {
   threads: number;
   /** ONNX Runtime's graph optimization level; `disabled` starts fastest (see runtime.ts for when that is a loss). */
   optimization: 'disabled' | 'basic' | 'extended' | 'all';
+  /**
+   * ONNX Runtime's CPU memory arena (on unless false): it keeps the largest run's buffers for the next, so a process
+   * stays at its peak; without it a run's buffers go back to the allocator when it ends.
+   */
+  memoryArena?: boolean;
 }
 
 /** Where the runtime in use came from: PyPI's library through voxreel's binding, or onnxruntime-node's. */

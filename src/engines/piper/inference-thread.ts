@@ -2,6 +2,7 @@
 // arrival, so the host's main thread stays free to phonemize the next sentences and to answer its parent.
 import { parentPort, workerData } from 'node:worker_threads';
 import { OnnxRuntimeError, type OrtErrorCode } from '../onnx/session.js';
+import { IdleTrim } from '../onnx/idle-trim.js';
 import { loadOnnxRuntime, type OnnxRuntimeInfo } from '../onnx/runtime.js';
 import { PiperModel, type Scales, type SessionSpec } from './model.js';
 
@@ -39,6 +40,8 @@ const parallel = loaded.runtime.source === 'pypi';
 const intraOpThreads = parallel ? 1 : threads;
 port.postMessage({ id: 0, runtime: loaded.info, inFlight: parallel ? threads : 1 } satisfies ThreadReply);
 const models = new Map<string, Promise<PiperModel>>();
+/** A run's buffers go back to the system once the runs are over (the sessions run without ONNX Runtime's arena). */
+const idle = new IdleTrim();
 
 function modelOf(modelPath: string): Promise<PiperModel> {
   return models.get(modelPath) ?? Promise.reject(new Error(`no model loaded from ${modelPath}`));
@@ -63,7 +66,7 @@ async function answer(request: ThreadRequest): Promise<ThreadReply | undefined> 
     }
     case 'infer': {
       const model = await modelOf(request.modelPath);
-      const { audio, frames } = await model.infer(request.ids, request.scales, request.speakerId);
+      const { audio, frames } = await idle.during(() => model.infer(request.ids, request.scales, request.speakerId));
       return { id: request.id, audio, frames };
     }
   }

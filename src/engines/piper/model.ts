@@ -57,7 +57,10 @@ export class PiperModel {
   static async load(spec: SessionSpec, runtime: OnnxRuntime, threads: number): Promise<PiperModel> {
     // Only in memory: the voice's files stay as they were installed.
     const suffix = spec.durations && !spec.durations.isOutput ? graphOutputSuffix(spec.durations.name) : Buffer.alloc(0);
-    const session = await runtime.createSession(await readWithSuffix(spec.modelPath, suffix), { threads, optimization: optimization(runtime) });
+    // Runs side by side on 1.32 without ONNX Runtime's arena, which would keep both runs' peak for good (a host at
+    // about 600 MB after speaking): their buffers go back to the system when the runs are over (idle-trim.ts).
+    const memoryArena = runtime.source !== 'pypi';
+    const session = await runtime.createSession(await readWithSuffix(spec.modelPath, suffix), { threads, optimization: optimization(runtime), memoryArena });
     // onnxruntime keeps its own copy: the file's bytes (60 to 120 MB) need not wait for some later collection.
     (globalThis as { gc?: () => void }).gc?.();
     const durationsOutput = spec.durations && session.outputNames.includes(spec.durations.name) ? spec.durations.name : undefined;

@@ -1,0 +1,45 @@
+// A Piper host gives back what its runs used once they are over: on ONNX Runtime 1.32 its sessions run without
+// ONNX Runtime's arena, glibc keeps at most two arenas, and the host trims them after a quiet spell
+// (engines/onnx/idle-trim.ts). With the arena, a host stays at its peak (about 600 MB after a few sentences).
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PiperEngine } from '../../src/engines/piper/engine.js';
+import { DEFAULT_ONNXRUNTIME_LIBRARY } from '../../src/engines/onnx/runtime.js';
+
+const VOICES = fileURLToPath(new URL('../../voices', import.meta.url));
+const installed = existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) && existsSync(`${VOICES}/en_US-joe-medium.onnx`);
+const run = installed || Boolean(process.env.CI);
+const SENTENCES = [
+  'Every morning the harbour wakes before the town does.',
+  'Fishing boats slide out past the lighthouse while the bakery on the corner starts its first batch of bread.',
+  'By seven, the market stalls are open, and the smell of coffee drifts along the narrow streets.',
+  'Visitors often ask why the houses are painted in such bright colours.',
+  'The answer is simple: sailors wanted to find their homes from the sea, even in thick fog.',
+];
+const MB = 1024;
+
+async function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / MB;
+}
+
+describe.runIf(run)('Piper host memory on ONNX Runtime 1.32', () => {
+  let engine: PiperEngine;
+
+  beforeAll(async () => {
+    engine = await PiperEngine.create({ voicesDir: VOICES, poolSize: 2, warmVoice: 'auto' });
+  });
+  afterAll(() => engine?.close());
+
+  it('goes back well below its peak once the runs are over', async () => {
+    for (let round = 0; round < 2; round++) await Promise.all(SENTENCES.map((sentence) => engine.synthesize('piper:en_US-joe-medium', sentence)));
+    const pid = engine.pids()[0] as number;
+    const peak = await statusMb(pid, 'VmHWM');
+    // The trim follows 250 ms of quiet.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rest = await statusMb(pid, 'VmRSS');
+    expect(peak - rest, `peak ${Math.round(peak)} MB, at rest ${Math.round(rest)} MB`).toBeGreaterThan(100);
+  });
+});
