@@ -12,11 +12,11 @@ const VOICES = fileURLToPath(new URL('../../voices', import.meta.url));
 const installed = existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) && existsSync(`${VOICES}/en_US-joe-medium.onnx`);
 const run = installed || Boolean(process.env.CI);
 const SENTENCES = [
-  'Every morning the harbour wakes before the town does.',
-  'Fishing boats slide out past the lighthouse while the bakery on the corner starts its first batch of bread.',
-  'By seven, the market stalls are open, and the smell of coffee drifts along the narrow streets.',
-  'Visitors often ask why the houses are painted in such bright colours.',
-  'The answer is simple: sailors wanted to find their homes from the sea, even in thick fog.',
+  'The library opens at nine, and the reading room fills up before ten.',
+  'Students bring laptops, retired teachers bring crosswords, and a few people simply come to sit by the window.',
+  'At noon the librarian rings a small brass bell to remind everyone that the cafe downstairs is open.',
+  'Most afternoons are quiet, apart from the printer and the turning of pages.',
+  'When it rains, the old roof sings, and nobody seems to mind at all.',
 ];
 const MB = 1024;
 
