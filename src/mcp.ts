@@ -17,7 +17,7 @@ const { running } = await boot('voxreel mcp', () => loadConfig(), async (config,
   const app = await buildApp(config, { loggerInstance: log, early });
   await app.ready();
   const key = config.apiKeys[0];
-  const server = createMcpServer({ api: injectedApi(app, key === undefined ? {} : { authorization: `Bearer ${key}` }), baseUrl: undefined }, log);
+  const server = createMcpServer({ api: injectedApi(app, key === undefined ? {} : { keyHeaders: { authorization: `Bearer ${key}` } }), baseUrl: undefined }, log);
   await server.connect(new StdioServerTransport());
   const close = async (stopAfterMs: number) => {
     await server.close();

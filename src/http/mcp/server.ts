@@ -24,9 +24,9 @@ const INSTRUCTIONS =
   'voxreel speaks text with local voices. list_voices finds a voice; speak makes an audio file with word timings; ' +
   'make_video starts a narrated video with captions and returns a job id to poll with get_job. Files are given as URLs.';
 
-/** Who an MCP client is to the API: its key, its address, and the id its log lines carry. */
+/** Who an MCP client is to the API: its key headers (as it sent them), its address, and the id its log lines carry. */
 export interface Caller {
-  authorization?: string;
+  keyHeaders?: Record<string, string>;
   address?: string;
   requestId?: string;
 }
@@ -34,7 +34,7 @@ export interface Caller {
 /** The API answered in-process, as `caller`: `inject` runs the routes, hooks and limits a request from outside would. */
 export function injectedApi(app: FastifyInstance, caller: Caller): ServiceApi {
   const headers = {
-    ...(caller.authorization === undefined ? {} : { authorization: caller.authorization }),
+    ...caller.keyHeaders,
     ...(caller.requestId === undefined ? {} : { 'x-request-id': caller.requestId }),
   };
   return async ({ method, url, body }) => {

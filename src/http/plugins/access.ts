@@ -95,14 +95,28 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** The key sent as `Authorization: Bearer <key>`, or in ElevenLabs' `xi-api-key` header. */
-function apiKeyOf(request: FastifyRequest): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  const elevenLabs = request.headers['xi-api-key'];
-  return match?.[1] ?? (typeof elevenLabs === 'string' && elevenLabs.trim() !== '' ? elevenLabs.trim() : undefined);
+/** The headers a key may come in: `Authorization: Bearer <key>`, `xi-api-key` (ElevenLabs' clients) or `x-api-key`. */
+const KEY_HEADERS = ['authorization', 'xi-api-key', 'x-api-key'] as const;
+
+/** The key headers a request sent, as sent: what an MCP tool call carries on, so that it is made as the same caller. */
+export function keyHeadersOf(request: FastifyRequest): Record<string, string> {
+  const sent: Record<string, string> = {};
+  for (const name of KEY_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') sent[name] = value;
+  }
+  return sent;
 }
 
-/** API keys (Bearer, or xi-api-key) with a limit on refused ones per address, per-key rate limits and CORS. */
+/** Every key a request presents, one a header, Bearer first. */
+function apiKeysOf(request: FastifyRequest): string[] {
+  const { authorization, ...others } = keyHeadersOf(request);
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  const plain = Object.values(others).map((value) => value.trim());
+  return [bearer, ...plain].filter((key): key is string => key !== undefined && key !== '');
+}
+
+/** API keys (Bearer, xi-api-key or x-api-key) with a limit on refused ones per address, per-key rate limits and CORS. */
 async function accessPlugin(app: FastifyInstance, options: { config: Config; redis?: Redis }): Promise<void> {
   const { config } = options;
   const keyDigests = config.apiKeys.map(digest);
@@ -118,7 +132,7 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'xi-api-key', 'content-type', 'x-request-id'],
+      allowedHeaders: [...KEY_HEADERS, 'content-type', 'x-request-id'],
       exposedHeaders: ['x-request-id', 'retry-after', 'content-range', 'content-length'],
       maxAge: 600,
     });
@@ -138,15 +152,16 @@ async function accessPlugin(app: FastifyInstance, options: { config: Config; red
     if (retryAfter !== undefined) {
       throw new AppError('RATE_LIMITED', { message: 'Too many requests with a wrong API key from this address; retry later.', retryAfter });
     }
-    const token = apiKeyOf(request);
-    const candidate = token === undefined ? undefined : digest(token);
-    // Compare against every key in constant time, so timing reveals neither which key nor how much matched.
-    const matched = candidate !== undefined && keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false);
-    if (!matched) {
+    // Any header's key will do: a wrong one beside a right one is not a refused key.
+    // Each is compared against every key in constant time, so timing reveals neither which key nor how much matched.
+    const matched = apiKeysOf(request)
+      .map(digest)
+      .find((candidate) => keyDigests.reduce((found, key) => timingSafeEqual(key, candidate) || found, false));
+    if (matched === undefined) {
       await failed?.refused(request.ip);
       throw new AppError('UNAUTHORIZED');
     }
-    request.apiKeyId = candidate.toString('hex').slice(0, 16);
+    request.apiKeyId = matched.toString('hex').slice(0, 16);
   });
 
   if (config.rateLimit.max > 0) {

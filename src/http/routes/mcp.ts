@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError } from '../../errors.js';
+import type { FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode } from '../../errors.js';
+import { keyHeadersOf } from '../plugins/access.js';
 import { ErrorBody } from '../../api/errors.js';
 
 /**
@@ -8,7 +10,7 @@ import { ErrorBody } from '../../api/errors.js';
  * measured, for a door most instances never open).
  */
 function loadMcp() {
-  return Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('../mcp/server.js')]);
+  return Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('../mcp/server.js')]);
 }
 let loading: ReturnType<typeof loadMcp> | undefined;
 function mcpModules(): ReturnType<typeof loadMcp> {
@@ -16,10 +18,36 @@ function mcpModules(): ReturnType<typeof loadMcp> {
   return loading;
 }
 
+/** The request headers the transport reads (the body it is given parsed). */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
+
+function transportRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  return new Request('http://localhost/mcp', { method: 'POST', headers });
+}
+
+/** Codes for the transport's refusals, by status; its JSON-RPC body (id null) becomes the API's error body. */
+const TRANSPORT_CODES: Record<number, ErrorCode> = { 406: 'NOT_ACCEPTABLE', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
+
+async function transportError(answer: Response): Promise<AppError> {
+  const said = await answer.json().then(
+    (body: unknown) => (body as { error?: { message?: unknown } } | null)?.error?.message,
+    () => undefined,
+  );
+  const code = TRANSPORT_CODES[answer.status] ?? (answer.status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST');
+  return new AppError(code, typeof said === 'string' ? { message: `MCP: ${said.slice(0, 300)}.` } : {});
+}
+
 /**
  * The MCP server over Streamable HTTP, stateless: each POST gets its own server and transport (the SDK's stateless
  * pattern), answered with JSON. Access is the API's (the key checked before the handler); the tools call the API
- * with the same key and address, so limits, quotas, metrics and job ownership are those of the HTTP requests.
+ * with the key headers the message came with and its address, so limits, quotas, metrics and job ownership are those
+ * of the HTTP requests. The transport's refusals (Accept, a message that is not JSON-RPC, a batch too large) are
+ * answered with the API's error body, as everything else is.
  */
 const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -35,20 +63,21 @@ const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { rateLimit: false },
     },
     async (request, reply) => {
-      const [{ StreamableHTTPServerTransport }, { createMcpServer, injectedApi }] = await mcpModules();
-      const api = injectedApi(app, { authorization: request.headers.authorization, address: request.ip, requestId: request.id });
+      const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer, injectedApi }] = await mcpModules();
+      const api = injectedApi(app, { keyHeaders: keyHeadersOf(request), address: request.ip, requestId: request.id });
       const server = createMcpServer({ api, baseUrl: `${request.protocol}://${request.host}` }, request.log);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.raw.once('close', () => {
         void transport.close();
         void server.close();
       });
       await server.connect(transport);
-      // The transport writes the answer itself; Fastify's onSend hooks will not run, so their headers are set here.
-      reply.hijack();
-      reply.raw.setHeader('x-request-id', request.id);
-      reply.raw.setHeader('x-content-type-options', 'nosniff');
-      await transport.handleRequest(request.raw, reply.raw, request.body);
+      const answer = await transport.handleRequest(transportRequest(request), { parsedBody: request.body });
+      if (answer.status >= 400) throw await transportError(answer);
+      const contentType = answer.headers.get('content-type');
+      if (contentType) reply.type(contentType);
+      // JSON already: sent as it is, not serialized again.
+      return reply.code(answer.status).send(Buffer.from(await answer.arrayBuffer()));
     },
   );
 
