@@ -1,4 +1,5 @@
 import { firstMinuteSection } from './first-minute-report.js';
+import { startProfileTable } from './start-profile.js';
 import { mb, spread, table, time } from './markdown.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -69,6 +70,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ),
     '',
     ...firstMinuteSection(results.firstMinute),
+    ...startProfileSection(results),
     ...ttsSection(results),
     ...worstCaseSection(results),
     ...throughputSection(results),
@@ -763,4 +765,19 @@ export function readmeSection(results: Results): string {
     '',
   );
   return `${lines.join('\n')}\n`;
+}
+
+function startProfileSection(results: Results): string[] {
+  if (!results.startProfile) return [];
+  return [
+    '## The start of every process kind, profiled',
+    '',
+    'Each kind started alone with `--cpu-prof` (the median run of three shown; bench/start-profile.ts): its time to ready ' +
+      '(the API: `/readyz` 200 with the start-up voice warm; a worker: its `/readyz`; an engine host: its ready message, and in ' +
+      "brackets its first job's answer) and the entries with the most self time. Node's own loading is charged to the program " +
+      'file that asked for it (`← caller`).',
+    '',
+    startProfileTable(results.startProfile),
+    '',
+  ];
 }

@@ -24,6 +24,7 @@ import { measureSpeech, type SpeechResult } from './speech.js';
 import { linearFit, round, type LinearFit } from './stats.js';
 import { evaluateTargets, type TargetResult } from './targets.js';
 import { textOf } from './texts.js';
+import { profileStarts, type StartProfileRow } from './start-profile.js';
 import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
 import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
@@ -34,7 +35,7 @@ import { measureVoices, type VoicesResult } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['first-minute', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory'] as const;
+const SECTIONS = ['first-minute', 'start-profile', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -52,6 +53,7 @@ const PLANS = {
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
     firstMinute: { startRuns: 5, voices: ['piper:en_US-joe-medium', 'espeak-ng:en-us', 'flite:slt', 'festival:slt-hts', 'rhvoice:slt'], pathRuns: 15, pathVoice: VOICE },
     processStartRuns: 10,
+    startProfileRuns: 3,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
     deadlineMinutes: 40,
@@ -73,6 +75,7 @@ const PLANS = {
     memory: { ttsCharacters: [200], otherEngineCharacters: 200, videoSeconds: 15, cases: [PORTRAIT], naive: false },
     firstMinute: { startRuns: 1, voices: ['piper:en_US-joe-medium'], pathRuns: 3, pathVoice: VOICE },
     processStartRuns: 2,
+    startProfileRuns: 1,
     spawnBallastMb: [0, 200],
     warmUpRounds: 1,
     deadlineMinutes: 4,
@@ -102,6 +105,8 @@ export interface Results {
   voices: VoicesResult | null;
   scale: ScaleResult | null;
   firstMinute: FirstMinuteResult | null;
+  /** Each process kind's start under --cpu-prof: its time to ready and its top self-time entries (bench/start-profile.ts). */
+  startProfile: StartProfileRow[] | null;
 }
 
 async function main(): Promise<void> {
@@ -143,6 +148,7 @@ async function main(): Promise<void> {
     voices: null,
     scale: null,
     firstMinute: null,
+    startProfile: null,
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -158,6 +164,9 @@ async function main(): Promise<void> {
     // Before the timed server is busy: fresh servers of their own, the machine otherwise quiet.
     await section('first-minute', 'issue 20: the first minute (start, first requests, memory, the short path against the baseline commit, start under load)', async () => {
       results.firstMinute = await measureFirstMinute(plan.firstMinute);
+    });
+    await section('start-profile', 'issue 35: the start of every process kind, profiled (top self-time entries)', async () => {
+      results.startProfile = await profileStarts({ runs: plan.startProfileRuns, log: (line) => console.log(`  ${line}`) });
     });
     await warmUp(service, raw, workDir, plan.warmUpRounds);
     serverPeakAfterMb['start-up and warm-up'] = await serverPeakMb();
