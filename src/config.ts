@@ -97,10 +97,20 @@ export const EnvSchema = Type.Object({
   MIN_FREE_DISK_MB: Type.Number({
     minimum: 0,
     default: 256,
-    description: 'Below this much free space where files or scratch files are written, /readyz reports not ready.',
+    description: 'Below this much free space where files or scratch files are written, /readyz reports not ready and nothing more is written there (503 STORAGE_FULL).',
   }),
   MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest audio one request may make (the file, after speed).' }),
   MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 300, description: 'Longest video one request may make.' }),
+  MAX_SPOKEN_CHARACTERS: Type.Integer({
+    minimum: 1,
+    default: 40_000,
+    description: 'Longest text one request may have as spoken, after lexicon aliases and normalization (numbers, dates read out); refused before it is built or spoken.',
+  }),
+  JOB_SCRATCH_MB: Type.Number({
+    minimum: 1,
+    default: 2048,
+    description: 'Scratch space one video job may take for raw background frames and decoded clips; a clip past it is decoded as it plays, an image past it refused (422 RENDER_TOO_LARGE).',
+  }),
   KEYFRAME_SECONDS: Type.Number({
     minimum: 0.5,
     maximum: 10,
@@ -264,8 +274,8 @@ export interface Config {
   /** Per-client shares of the job queue. */
   clientQuota: { maxJobs: number; characters: number };
   minFreeDiskBytes: number;
-  /** Longest output of one request, in seconds. */
-  maxOutput: { audioSeconds: number; videoSeconds: number };
+  /** What one request may make (request-budget.ts): seconds of output, characters as spoken, scratch bytes, disk left free. */
+  maxOutput: { audioSeconds: number; videoSeconds: number; spokenCharacters: number; jobScratchBytes: number; minFreeDiskBytes: number };
   /** Seconds between keyframes in videos. */
   keyframeSeconds: number;
   /** Absolute path of the scratch-space root. */
@@ -416,7 +426,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     personal,
     minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
-    maxOutput: { audioSeconds: parsed.MAX_AUDIO_SECONDS, videoSeconds: parsed.MAX_VIDEO_SECONDS },
+    maxOutput: {
+      audioSeconds: parsed.MAX_AUDIO_SECONDS,
+      videoSeconds: parsed.MAX_VIDEO_SECONDS,
+      spokenCharacters: parsed.MAX_SPOKEN_CHARACTERS,
+      jobScratchBytes: parsed.JOB_SCRATCH_MB * 1024 * 1024,
+      minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
+    },
     keyframeSeconds: parsed.KEYFRAME_SECONDS,
     scratchDir,
     previewsDir: path.join(parsed.STORAGE === 's3' ? scratchDir : path.resolve(parsed.OUTPUT_DIR), 'previews'),

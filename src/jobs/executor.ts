@@ -50,7 +50,11 @@ export class JobExecutor {
   async check(spec: JobSpec, tenant: string): Promise<Voice> {
     const voice = spec.operation === 'tts' ? this.deps.synthesizer.resolveVoice(spec.request) : this.deps.maker.resolveVoice(videoJob(spec.request));
     if (spec.operation === 'tts-video') await this.videoInputs(spec.request, tenant);
-    await this.deps.lexicons.resolve(spec.request.lexicons, tenant);
+    const lexicons = await this.deps.lexicons.resolve(spec.request.lexicons, tenant);
+    // What the text alone shows of the budget (its spoken length, its breaks), refused before the job is queued.
+    const { text, text_type: textType } = spec.request;
+    const speed = spec.operation === 'tts' ? spec.request.speed : undefined;
+    this.deps.synthesizer.checkBudget({ text, textType, voice, lexicons, speed }, spec.operation === 'tts' ? 'audio' : 'video');
     return voice;
   }
 

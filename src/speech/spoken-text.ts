@@ -13,11 +13,16 @@ import { appendAsWritten, type Script, type Utterance } from './script.js';
 /** A rewrite of a stretch of written text, its output's source offsets relative to the stretch. */
 type Rewriter = (text: string, writtenStart: number) => MappedText;
 
-/** The script as the voice is to say it: lexicons' aliases, then (English voices) numbers, dates and abbreviations read out. */
-export function speakable(script: Script, voice: Voice, lexicons: readonly Lexicon[] = []): Script {
+/**
+ * The script as the voice is to say it: lexicons' aliases, then (English voices) numbers, dates and abbreviations read
+ * out. `checkLength` is told the spoken length the aliases make before the text is built with them (it throws to refuse).
+ */
+export function speakable(script: Script, voice: Voice, lexicons: readonly Lexicon[] = [], checkLength?: (characters: number) => void): Script {
   let utterances = script.utterances;
   const rewrites = lexicons.length > 0 ? lexiconRewrites(script.text, lexicons) : [];
   const aliases = rewrites.filter((rewrite) => rewrite.alias !== undefined);
+  const spoken = utterances.reduce((sum, utterance) => sum + utterance.spoken.text.length, 0);
+  checkLength?.(aliases.reduce((sum, { start, end, alias = '' }) => sum + alias.length - (end - start), spoken));
   if (aliases.length > 0) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, (text, start) => withAliases(text, start, aliases)));
   if (/^en\b/iu.test(voice.language)) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, normalizeEnglish));
   // IPA last, on what is finally spoken: the spoken units of each written span it covers.

@@ -17,7 +17,7 @@ import type { Speech, SpokenSpan } from './speech.js';
 import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Lexicon } from './lexicon.js';
-import { OutputBudget } from './output-budget.js';
+import { RequestBudget, type BudgetLimits } from './request-budget.js';
 import { assertSpeakable, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
 import { speakable } from './spoken-text.js';
@@ -73,11 +73,21 @@ function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; 
   return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
 
-/** Output that a request may make at most, in seconds of the finished file. */
+/** What a request may make at most (config.ts `budget`): seconds of the finished file, and the rest of its budget (request-budget.ts). */
 export interface OutputLimits {
   audioSeconds: number;
   videoSeconds: number;
+  /** Characters of the text as spoken, after lexicons and normalization; default DEFAULT_SPOKEN_CHARACTERS. */
+  spokenCharacters?: number;
+  /** Scratch bytes one render may write; default DEFAULT_JOB_SCRATCH_BYTES. */
+  jobScratchBytes?: number;
+  /** Left free after every file written; default none. */
+  minFreeDiskBytes?: number;
 }
+
+/** config.ts's defaults, for synthesizers made without them (tests, benchmarks). */
+const DEFAULT_SPOKEN_CHARACTERS = 40_000;
+const DEFAULT_JOB_SCRATCH_BYTES = 2048 * 1024 ** 2;
 
 export interface AudioRequest extends SpeakRequest {
   encoding: AudioEncoding;
@@ -178,30 +188,55 @@ export class Synthesizer {
     return voice;
   }
 
-  /** Speaks the text sentence by sentence and joins the pieces into one recording at normal speed. */
-  async speak(request: SpeakRequest, maxSeconds: number, join?: JoinOptions): Promise<Speech> {
-    const script = this.scriptOf(request);
+  /**
+   * The budget of one request (request-budget.ts): made once where the request becomes work, handed down to all
+   * that spends it. `tempo`: how much faster than spoken its file plays; `gapSeconds`: its pause between sentences.
+   */
+  budget(kind: 'audio' | 'video', tempo = 1, gapSeconds = GAP_SECONDS): RequestBudget {
+    const limits: BudgetLimits = {
+      seconds: kind === 'audio' ? this.limits.audioSeconds : this.limits.videoSeconds,
+      secondsVariable: kind === 'audio' ? 'MAX_AUDIO_SECONDS' : 'MAX_VIDEO_SECONDS',
+      spokenCharacters: this.limits.spokenCharacters ?? DEFAULT_SPOKEN_CHARACTERS,
+      scratchBytes: this.limits.jobScratchBytes ?? DEFAULT_JOB_SCRATCH_BYTES,
+      minFreeDiskBytes: this.limits.minFreeDiskBytes ?? 0,
+    };
+    return new RequestBudget(limits, tempo, gapSeconds);
+  }
+
+  /**
+   * Checks, before anything is queued or spoken, what the request's text alone shows of its budget: its length as
+   * spoken (lexicons, normalization) and the seconds of its breaks and pauses (the front doors of jobs call it).
+   */
+  checkBudget(request: SpeakRequest & { speed?: number }, kind: 'audio' | 'video'): void {
+    const { tempo, join } = kind === 'audio' ? splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
+    this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds));
+  }
+
+  /** Speaks the text sentence by sentence, within `budget`, and joins the pieces into one recording at normal speed. */
+  async speak(request: SpeakRequest, budget: RequestBudget, join?: JoinOptions): Promise<Speech> {
+    const script = this.scriptOf(request, budget);
     const chunks: SpokenSpan[] = [];
-    for await (const chunk of this.speakInOrder(request, script, maxSeconds)) chunks.push(chunk);
+    for await (const chunk of this.speakInOrder(request, script, budget)) chunks.push(chunk);
     return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks };
   }
 
-  /** What the request says, as its voice is to say it (lexicons, English normalization: spoken-text.ts). */
-  private scriptOf(request: SpeakRequest): Script {
-    return speakable(readScript(request.text, request.textType), request.voice, request.lexicons);
+  /** What the request says, as its voice is to say it (lexicons, English normalization: spoken-text.ts), checked against `budget` before it is built whole. */
+  private scriptOf(request: SpeakRequest, budget: RequestBudget): Script {
+    const script = speakable(readScript(request.text, request.textType), request.voice, request.lexicons, (characters) => budget.spokenLength(characters));
+    budget.plan(script);
+    return script;
   }
 
   /**
    * Speaks the script utterance by utterance, yielding each in order as soon as it and those before it are spoken.
    * `firstAlone`: nothing else competes with the first one for the cores (streaming waits for it).
    */
-  async *speakInOrder(request: SpeakRequest, script: Script, maxSeconds: number, firstAlone = false): AsyncGenerator<SpokenSpan> {
+  async *speakInOrder(request: SpeakRequest, script: Script, budget: RequestBudget, firstAlone = false): AsyncGenerator<SpokenSpan> {
     const { utterances } = script;
     const characters = utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
-    const budget = new OutputBudget(maxSeconds, characters);
     let spokenCharacters = 0;
     for await (const spoken of mapInOrder(utterances, SENTENCES_IN_FLIGHT, firstAlone, (utterance) => this.speakUtterance(request, utterance))) {
-      budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length);
+      budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length, spoken.pauseBefore);
       spokenCharacters += spoken.span.text.length;
       request.onProgress?.(spokenCharacters / Math.max(1, characters));
       yield spoken;
@@ -239,19 +274,21 @@ export class Synthesizer {
     return chunk;
   }
 
-  /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed). */
-  private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number }> {
+  /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed), within the request's budget. */
+  private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number; budget: RequestBudget }> {
     const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
+    const budget = this.budget('audio', tempo, join.gapSeconds);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
-    const speech = await this.speak({ ...request, speed: spoken }, this.limits.audioSeconds * tempo, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
-    return { speech, tempo };
+    const speech = await this.speak({ ...request, speed: spoken }, budget, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+    return { speech, tempo, budget };
   }
 
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
     const { onProgress } = request;
-    const { speech, tempo } = await this.speakWhole({ ...request, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) });
+    const { speech, tempo, budget } = await this.speakWhole({ ...request, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) });
     const encoding = AUDIO_ENCODINGS[request.encoding];
+    const bytes = encodedBytes(speech, tempo);
     const written = speech.text ?? request.text;
     const published = await publishFiles(
       this.storage,
@@ -271,7 +308,7 @@ export class Synthesizer {
             { kind: 'captions', extension: 'srt', content: ({ cues }) => srtFile(cues ?? []) },
           ]
         : [],
-      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
+      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), bytes) },
     );
     const { duration, words, marks } = published.produced;
     const [vtt, srt] = published.companions;
@@ -289,13 +326,14 @@ export class Synthesizer {
     const { spoken, tempo, join } = splitSpeed(voice, request.speed);
     const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
     const speaking = { ...request, speed: spoken };
-    const maxSeconds = this.limits.audioSeconds * tempo;
+    const budget = this.budget('audio', tempo, join.gapSeconds);
     if (!STREAMABLE_ENCODINGS.has(request.encoding)) {
-      const speech = await this.speak(speaking, maxSeconds, join);
+      const speech = await this.speak(speaking, budget, join);
       const written = speech.text ?? request.text;
       request.onWords?.(saidWords(written, timedWordsIn(written, speech, speech.duration / tempo)), written);
       const folder = await this.scratch.folder('audio').catch(storageFailed);
       try {
+        await budget.room(folder.path, encodedBytes(speech, tempo, request.sampleRate));
         const file = path.join(folder.path, `speech.${AUDIO_ENCODINGS[request.encoding].extension}`);
         await encodeSpeech(this.ffmpeg, speech, { ...options, output: file }).catch(rethrowAsAppError('MEDIA_FAILED'));
         await pipeline(createReadStream(file), output, { signal: request.signal }).catch((cause: unknown) => {
@@ -307,8 +345,8 @@ export class Synthesizer {
       return;
     }
     let spokenFailure: unknown;
-    const script = this.scriptOf(speaking);
-    const pieces = this.pcmPieces(speaking, script, maxSeconds, new SpeechJoiner(voice.sampleRate, join), request.onWords && wordsInTurn(script.text, tempo, request.onWords));
+    const script = this.scriptOf(speaking, budget);
+    const pieces = this.pcmPieces(speaking, script, budget, new SpeechJoiner(voice.sampleRate, join), request.onWords && wordsInTurn(script.text, tempo, request.onWords));
     // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
     void head.catch(() => undefined);
@@ -332,8 +370,8 @@ export class Synthesizer {
   }
 
   /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken (and timed, to `onPiece`). */
-  private async *pcmPieces(request: SpeakRequest, script: Script, maxSeconds: number, joiner: SpeechJoiner, onPiece?: (piece: Pick<Speech, 'sentences' | 'words'>) => void): AsyncGenerator<Buffer> {
-    for await (const chunk of this.speakInOrder(request, script, maxSeconds, true)) {
+  private async *pcmPieces(request: SpeakRequest, script: Script, budget: RequestBudget, joiner: SpeechJoiner, onPiece?: (piece: Pick<Speech, 'sentences' | 'words'>) => void): AsyncGenerator<Buffer> {
+    for await (const chunk of this.speakInOrder(request, script, budget, true)) {
       const piece = joiner.pushTimed(chunk);
       onPiece?.(piece);
       if (piece.samples.length > 0) yield pcmBytes(piece.samples);
@@ -369,6 +407,11 @@ function wordsInTurn(text: string, tempo: number, onWords: (words: SpokenWord[],
     told = end;
     if (words.length > 0) onWords(saidWords(text, words), text);
   };
+}
+
+/** Most bytes an encoded file of the speech takes: its 16-bit PCM at its rate (no encoding here is larger), and a header's worth. */
+function encodedBytes(speech: Speech, tempo: number, sampleRate = speech.sampleRate): number {
+  return Math.ceil((speech.duration / tempo) * sampleRate * 2) + 4096;
 }
 
 /** Reads our own headers where it can (no process to start), else asks ffprobe. */

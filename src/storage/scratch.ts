@@ -12,6 +12,16 @@ export interface ScratchFolder {
   remove(): Promise<void>;
 }
 
+/** A job's share of scratch space (request-budget.ts): taken before a file is written, a throw refusing it. */
+export interface ScratchBudget {
+  /** Takes `bytes` for `what`, about to be written in `folder` (its free disk checked too). */
+  reserveScratch(folder: string, bytes: number, what: string): Promise<void>;
+  /** Whether `bytes` more would fit (work that can do without them chooses so). */
+  scratchFits(bytes: number): boolean;
+  /** STORAGE_FULL unless `folder`'s disk keeps its minimum free after `bytes` more. */
+  room(folder: string, bytes: number): Promise<void>;
+}
+
 /** Where work gets its scratch folders. */
 export interface Scratch {
   folder(prefix: string): Promise<ScratchFolder>;

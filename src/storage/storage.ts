@@ -54,6 +54,8 @@ export interface PublishOptions {
   beforeCommit?: () => Promise<void>;
   /** The job's: ends a wait for storage out of reach. */
   signal?: AbortSignal;
+  /** Runs before the main file is written at `path` (its free disk checked); a throw writes nothing. */
+  beforeWrite?: (path: string) => Promise<void>;
 }
 
 /** 128 random bits, URL-safe: a name no one can guess, for any backend. */
@@ -113,11 +115,12 @@ export async function publishFiles<T>(
   companions: ReadonlyArray<Companion<T>> = [],
   options: PublishOptions = {},
 ): Promise<Publication<T>> {
-  const { name = storage.newName(), beforeCommit, signal } = options;
+  const { name = storage.newName(), beforeCommit, signal, beforeWrite } = options;
   assertFileName(name);
   const pending = await storage.pending(main.kind, name, main.extension).catch(storageFailed);
   const extras: PendingFile[] = [];
   try {
+    await beforeWrite?.(pending.path);
     const produced = await produce(pending.path);
     for (const companion of companions) {
       const extra = await storage.pending(companion.kind, name, companion.extension).catch(storageFailed);

@@ -2,6 +2,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { ProcessLimits } from '../media/process.js';
+import type { ScratchBudget } from '../storage/scratch.js';
 import type { FrameSize } from './frame.js';
 import type { PictureLayer } from './h264/index.js';
 import { forBt601Drawing, rgbToYuv420 } from './colour.js';
@@ -76,11 +77,17 @@ function clipLayer(clip: Clip, size: FrameSize, fps: number): PictureLayer {
   };
 }
 
-/** Whether a clip plays more than once in `timing`'s frames and its frames, decoded, fit DECODED_CLIP_MAX_BYTES. */
-function decodedOnce(clip: Clip, size: FrameSize, timing: VideoTiming): boolean {
-  if (clip.seconds === undefined) return false;
-  const frames = Math.ceil(clip.seconds * timing.fps);
-  return frames < timing.frames && frames * rawFrameBytes(size) <= DECODED_CLIP_MAX_BYTES;
+/** Frames of a clip decoded at `fps` (one more than its length gives: the rate filter may round up), if its length is known. */
+function decodedFrames(clip: Clip, fps: number): number | undefined {
+  return clip.seconds === undefined ? undefined : Math.ceil(clip.seconds * fps) + 1;
+}
+
+/** Whether a clip plays more than once in `timing`'s frames and its frames, decoded, fit DECODED_CLIP_MAX_BYTES and what is left of the job's scratch. */
+function decodedOnce(clip: Clip, size: FrameSize, timing: VideoTiming, budget?: ScratchBudget): boolean {
+  const frames = decodedFrames(clip, timing.fps);
+  if (frames === undefined || frames - 1 >= timing.frames) return false;
+  const bytes = frames * rawFrameBytes(size);
+  return bytes <= DECODED_CLIP_MAX_BYTES && budget?.scratchFits(bytes) !== false;
 }
 
 /** Bytes of one yuv420p frame. */
@@ -88,12 +95,14 @@ function rawFrameBytes(size: FrameSize): number {
   return size.width * size.height * 1.5;
 }
 
-/** A clip's frames, decoded once into `file` (raw yuv420p at the video's size and rate), looped from there. */
-async function decodeClip(ffmpeg: Ffmpeg, clip: Clip, size: FrameSize, fps: number, file: string, limits: ProcessLimits): Promise<PictureLayer> {
+/** A clip's frames, decoded once into `file` (raw yuv420p at the video's size and rate, never more than its budget took), looped from there. */
+async function decodeClip(ffmpeg: Ffmpeg, clip: Clip, size: FrameSize, fps: number, file: string, limits: ProcessLimits, budget?: ScratchBudget): Promise<PictureLayer> {
+  const most = decodedFrames(clip, fps) ?? 0;
+  await budget?.reserveScratch(path.dirname(file), most * rawFrameBytes(size), 'a decoded clip');
   await ffmpeg.run({
     inputs: [{ source: clip.file, options: ['-an', '-sn', '-dn'] }],
     output: file,
-    outputOptions: ['-map', '0:v:0', '-vf', clipFrames(clip, size, fps), '-f', 'rawvideo'],
+    outputOptions: ['-map', '0:v:0', '-vf', clipFrames(clip, size, fps), '-frames:v', String(most), '-f', 'rawvideo'],
     ...limits,
   });
   const frames = Math.floor((await stat(file)).size / rawFrameBytes(size));
@@ -176,7 +185,16 @@ export interface VideoTiming {
   fps: number;
 }
 
-/** Makes what the background needs (a raw BT.709 frame for gradients and images) in `workDir` as `name` and gives its layer. */
+/** What the backgrounds of one video share: the job's scratch budget, and the clips decoded so far (by file). */
+export interface SharedScratch {
+  budget?: ScratchBudget;
+  decodedClips?: Map<string, Promise<PictureLayer>>;
+}
+
+/**
+ * Makes what the background needs (a raw BT.709 frame for gradients and images, a looped clip's frames) in `workDir`
+ * as `name` and gives its layer; each file taken from the job's scratch budget before it is written.
+ */
 export async function prepareBackground(
   ffmpeg: Ffmpeg,
   background: Background,
@@ -185,15 +203,24 @@ export async function prepareBackground(
   limits: ProcessLimits,
   timing: VideoTiming,
   name = 'background',
+  shared: SharedScratch = {},
 ): Promise<PictureLayer> {
   if (background.type === 'color') return colourLayer(background.color);
   const file = path.join(workDir, `${name}.yuv`);
   if (background.type === 'video') {
-    return decodedOnce(background, size, timing) ? decodeClip(ffmpeg, background, size, timing.fps, file, limits) : clipLayer(background, size, timing.fps);
+    const earlier = shared.decodedClips?.get(background.file);
+    if (earlier) return earlier;
+    // A clip the job's scratch has no room for is decoded as it plays: slower, no scratch. Decided and taken from the
+    // budget at once (decodeClip reserves before its first wait), so scenes prepared side by side never overdraw it.
+    if (!decodedOnce(background, size, timing, shared.budget)) return clipLayer(background, size, timing.fps);
+    const decoded = decodeClip(ffmpeg, background, size, timing.fps, file, limits, shared.budget);
+    shared.decodedClips?.set(background.file, decoded);
+    return decoded;
   }
   const motion = background.type === 'image' ? background.motion : undefined;
   const even = (pixels: number) => 2 * Math.round((pixels * MOTION_ROOM) / 2);
   const prepared = motion ? { width: even(size.width), height: even(size.height) } : size;
+  await shared.budget?.reserveScratch(workDir, rawFrameBytes(prepared), `the ${background.type} background`);
   if (background.type === 'gradient') {
     await writeFile(file, rgbToYuv420(gradientPixels(background.colors, background.direction, size), size.width, size.height));
   } else {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { AppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
@@ -107,10 +108,9 @@ export class VideoMaker {
 
   async make(request: VideoRequest): Promise<VideoResult> {
     const { onProgress } = request;
-    const speech = await this.synthesizer.speak(
-      { ...request, onProgress: onProgress && ((fraction) => onProgress(fraction * SPEECH_SHARE)) },
-      this.synthesizer.limits.videoSeconds,
-    );
+    // One budget for the whole job: its narration's seconds, then its render's scratch and files.
+    const budget = this.synthesizer.budget('video');
+    const speech = await this.synthesizer.speak({ ...request, onProgress: onProgress && ((fraction) => onProgress(fraction * SPEECH_SHARE)) }, budget);
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
     const scenes = request.scenes && placeScenes(request.scenes, speech.sentences, request.fps, captions.frames);
@@ -132,6 +132,7 @@ export class VideoMaker {
           splice: (await splicer?.works()) === false ? false : undefined,
           onWarning: request.onWarning,
           scratch,
+          budget,
           keyframeSeconds,
           background: request.background,
           scenes,
@@ -145,7 +146,7 @@ export class VideoMaker {
         return { duration: info.duration, renderPath: info.renderPath, frameRate: info.frameRate };
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
-      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal },
+      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), videoBytes(speech.duration, size)) },
     );
     onProgress?.(1);
     const [vtt] = published.companions;
@@ -153,6 +154,11 @@ export class VideoMaker {
     const { duration, renderPath, frameRate } = published.produced;
     return { video: published.file, captions: vtt, duration, size, characters: (speech.text ?? request.text).length, renderPath, frameRate };
   }
+}
+
+/** About the most bytes a video's file takes: a picture that changes in every frame at 1080p, about 1 MB a second (render.ts MOVING_X264 measured 60 MB a minute at ultrafast). */
+function videoBytes(seconds: number, size: FrameSize): number {
+  return Math.ceil(seconds * ((size.width * size.height) / (1920 * 1080)) * 1024 ** 2);
 }
 
 /** A last check of what we promise: H.264 at the asked size, AAC, both there. */

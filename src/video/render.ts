@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import type { Speech } from '../speech/speech.js';
-import { osTempScratch, type Scratch } from '../storage/scratch.js';
+import { osTempScratch, type Scratch, type ScratchBudget } from '../storage/scratch.js';
 import { ProcessError, type ProcessLimits } from '../media/process.js';
 import { AAC_FRAME, parseAdts } from '../media/adts.js';
 import { mp4Info } from '../media/mp4-info.js';
@@ -40,6 +40,8 @@ export interface RenderOptions extends ProcessLimits {
   onWarning?: (message: string, cause: unknown) => void;
   /** Where the parts are made; the service's scratch space, else the OS temp dir. */
   scratch?: Scratch;
+  /** The job's share of scratch (JOB_SCRATCH_MB): raw background frames and decoded clips are taken from it before they are written; none: unbounded. */
+  budget?: ScratchBudget;
   /** Seconds from one keyframe (IDR picture) to the next, so players can seek; default KEYFRAME_SECONDS. */
   keyframeSeconds?: number;
   /** Behind the captions; default the dark BACKGROUND_COLOUR. */
@@ -144,6 +146,10 @@ interface EncodedPicture {
 export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<RenderedVideo> {
   const folder = await (options.scratch ?? osTempScratch).folder('video');
   const workDir = folder.path;
+  await options.budget?.room(workDir, 0).catch(async (error: unknown) => {
+    await folder.remove();
+    throw error;
+  });
   const controller = new AbortController();
   // The caller's reason (client gone, deadline, shutdown) travels on to the processes it stops.
   const stop = () => controller.abort(options.signal?.reason);
@@ -175,11 +181,13 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
   };
   const encodeWithBackground = async (encode: (job: PictureJob) => Promise<EncodedPicture>): Promise<EncodedPicture> => {
     if (!options.background && timeline.length === 1) return encode(job);
-    // Each scene's layer is made for its own frames (a move spans its scene), and those of the cross-fade that ends it.
+    // Each scene's layer is made for its own frames (a move spans its scene), and those of the cross-fade that ends it;
+    // a clip in several scenes decoded once for all of them.
+    const shared = { budget: options.budget, decodedClips: new Map() };
     const layers = await Promise.all(
       timeline.map(async (scene, index) => {
         const frames = (timeline[index + 1]?.startFrame ?? totalFrames) - scene.startFrame + (job.fades[index] ?? 0);
-        const layer = await prepareBackground(ffmpeg, scene.background, options.size, workDir, limits, { frames, fps: options.fps }, `background-${index}`);
+        const layer = await prepareBackground(ffmpeg, scene.background, options.size, workDir, limits, { frames, fps: options.fps }, `background-${index}`, shared);
         return { layer, start: scene.startFrame, frames };
       }),
     );

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sanitizeText } from '../../src/engines/mapped-text.js';
-import { OutputBudget } from '../../src/speech/output-budget.js';
+import { RequestBudget } from '../../src/speech/request-budget.js';
+import { plainScript } from '../../src/speech/script.js';
 import { MAX_SPANS, splitSentences } from '../../src/speech/sentences.js';
 
 describe('what an engine is given', () => {
@@ -33,21 +34,28 @@ describe('what an engine is given', () => {
   });
 });
 
-describe('OutputBudget', () => {
+/** A budget of `seconds` planned for a plain text of `characters` letters. */
+function budgetOf(seconds: number, characters: number): RequestBudget {
+  const budget = new RequestBudget({ seconds, secondsVariable: 'MAX_AUDIO_SECONDS', spokenCharacters: 40_000, scratchBytes: 0, minFreeDiskBytes: 0 });
+  budget.plan(plainScript('W'.repeat(characters)));
+  return budget;
+}
+
+describe('RequestBudget', () => {
   it('refuses past the limit', () => {
-    const budget = new OutputBudget(100, 1000);
+    const budget = budgetOf(100, 1000);
     budget.spend(60, 600);
     expect(() => budget.spend(50, 300)).toThrow(expect.objectContaining({ code: 'OUTPUT_TOO_LONG', statusCode: 422, field: 'text' }));
   });
 
   it('refuses early once a minute of speech shows the text will go far past the limit, and not before', () => {
-    const budget = new OutputBudget(600, 5000);
+    const budget = budgetOf(600, 5000);
     budget.spend(45, 100); // 2250 s at this pace, but too little spoken to judge
     expect(() => budget.spend(45, 100)).toThrow(expect.objectContaining({ code: 'OUTPUT_TOO_LONG' }));
   });
 
   it('lets an ordinary long text through', () => {
-    const budget = new OutputBudget(600, 5000);
+    const budget = budgetOf(600, 5000);
     for (let spoken = 0; spoken < 5000; spoken += 100) budget.spend(6.5, 100);
   });
 });

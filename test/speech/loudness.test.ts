@@ -19,7 +19,7 @@ const VOICES = ['espeak-ng:en-us', 'flite:slt'] as const;
 const PEAK_LIMIT = TRUE_PEAK_CEILING + 0.1;
 
 async function speak(voice: string, text = TEXT): Promise<Speech> {
-  return t.app.synthesizer.speak({ text, voice: t.app.synthesizer.resolveVoice({ text, voice }) }, 300);
+  return t.app.synthesizer.speak({ text, voice: t.app.synthesizer.resolveVoice({ text, voice }) }, t.app.synthesizer.budget('video'));
 }
 
 /** The file's audio as mono 16-bit samples at its own rate. */
