@@ -9,8 +9,15 @@ import { FORMATS, type AssetFormat, type ImageHeader } from './formats.js';
  * limit); a whole decode of ten minutes of FLAC or of a 40-megapixel JPEG takes a second or two.
  */
 const TIMEOUT_MS = { probe: 10_000, decode: 60_000 };
-/** An image is decoded once, into a frame this small, to prove every byte of it decodes. */
-const CHECK_FRAME = 'scale=64:64:force_original_aspect_ratio=decrease';
+/** An image is decoded once, into a frame this small, to prove every byte of it decodes (its shape not kept: a 3000×1 picture kept to scale is 64×0, which no filter takes). */
+const CHECK_FRAME = 'scale=64:64';
+/**
+ * The least a clip's side may be: under a frame of 16:9 or 9:16 "cover" keeps about half of its shorter side, and a
+ * clip of 2 pixels leaves a strip of one that no yuv420p filter takes (renders of 2×2, 16×2 and 2×64 failed, 502).
+ */
+export const MIN_CLIP_SIDE = 16;
+/** ffmpeg's words when a decoder meets a frame over `-max_pixels` (libavutil imgutils). */
+const OVER_MAX_PIXELS = /Picture size (\d+)x(\d+) exceeds specified max pixel count/;
 
 /**
  * The upload limits (ASSET_MAX_BYTES, ASSET_MAX_PIXELS, ASSET_MAX_AUDIO_SECONDS, ASSET_MAX_VIDEO_*, and
@@ -63,7 +70,8 @@ export async function inspectAsset(
   signal?: AbortSignal,
 ): Promise<AssetFacts> {
   if (!(await ffmpeg.available())) throw new AppError('MEDIA_FAILED', { message: 'ffmpeg or ffprobe cannot be run.' });
-  const input = ['-max_pixels', String(decoderPixels(header, limits.maxPixels)), '-protocol_whitelist', 'file', '-f', FORMATS[format].demuxer, '-i', `file:${file}`];
+  const source = ['-protocol_whitelist', 'file', '-f', FORMATS[format].demuxer, '-i', `file:${file}`];
+  const input = ['-max_pixels', String(decoderPixels(header, limits.maxPixels)), ...source];
   const probed = await runProcess(ffmpeg.tools.ffprobe, ['-v', 'warning', '-print_format', 'json', '-show_format', '-show_streams', ...input], {
     timeoutMs: TIMEOUT_MS.probe,
     signal,
@@ -74,13 +82,15 @@ export async function inspectAsset(
     // ffmpeg's own words (libavformat) when a length is a guess from the bitrate: only a length the header states counts.
     lengthGuessed: /Estimating duration from bitrate/.test(probed.stderr),
     decode: (args) =>
-      runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-xerror', '-timelimit', String(limits.cpuSeconds), ...args.input, ...input, ...args.output], {
+      runProcess(ffmpeg.tools.ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-xerror', '-timelimit', String(limits.cpuSeconds), ...args.input, ...(args.maxPixels === undefined ? input : ['-max_pixels', String(args.maxPixels), ...source]), ...args.output], {
         timeoutMs: TIMEOUT_MS.decode,
         signal,
       }).catch((error: unknown) => {
         if (error instanceof ProcessError && CPU_LIMIT_REACHED.test(error.stderrTail)) {
           throw refuse('ASSET_TOO_LARGE', `The file takes more than ${limits.cpuSeconds} s of CPU time to check; upload a shorter or smaller one (fewer channels, a lower sample rate).`);
         }
+        const over = error instanceof ProcessError ? OVER_MAX_PIXELS.exec(error.stderrTail) : null;
+        if (over) throw refuse('ASSET_TOO_LARGE', `A frame of the clip is ${over[1]}×${over[2]}; the limit is ${limits.maxVideoPixels} pixels a frame.`);
         return failed(error);
       }),
   };
@@ -99,7 +109,7 @@ const DECODER_ALIGN = 128;
  * The decoder's pixel limit: the header's dimensions passed ASSET_MAX_PIXELS already, so the decoder is held to
  * them as it pads them (an image whose data is larger than its header says is still stopped before it is allocated).
  */
-function decoderPixels(header: ImageHeader | undefined, maxPixels: number): number {
+function decoderPixels(header: Pick<ImageHeader, 'width' | 'height'> | undefined, maxPixels: number): number {
   if (!header) return maxPixels;
   const padded = (side: number) => Math.ceil(side / DECODER_ALIGN) * DECODER_ALIGN + DECODER_ALIGN;
   return Math.max(maxPixels, padded(header.width) * padded(header.height));
@@ -111,7 +121,7 @@ interface Run {
   probed: Probed;
   lengthGuessed: boolean;
   /** ffmpeg on the file, with decoder options before it and output options after it. */
-  decode(args: { input: string[]; output: string[] }): Promise<{ stdout: Buffer; stderr: string }>;
+  decode(args: { input: string[]; output: string[]; maxPixels?: number }): Promise<{ stdout: Buffer; stderr: string }>;
 }
 
 function streamsOf(probed: Probed): { pictures: ProbedStream[]; sounds: ProbedStream[] } {
@@ -156,8 +166,10 @@ async function checkAudio(run: Run, maxSeconds: number): Promise<Extract<AssetFa
 }
 
 /**
- * A clip: one picture stream of a codec taken (its sound is never used), at most ASSET_MAX_VIDEO_PIXELS a frame and
- * ASSET_MAX_VIDEO_SECONDS long, every frame decoded once (errors fatal) as far as a second past that limit.
+ * A clip: one picture stream of a codec taken (its sound is never used), at least MIN_CLIP_SIDE on each side, at
+ * most ASSET_MAX_VIDEO_PIXELS a frame and ASSET_MAX_VIDEO_SECONDS long, every frame decoded once (errors fatal) as
+ * far as a second past that limit. ffprobe reads the first frame's size only: the decoder holds every frame to the
+ * limit (a clip whose resolution changes mid-stream, 320×240 then 5760×5760, is refused at its first large frame).
  */
 async function checkVideo(run: Run, limits: AssetLimits): Promise<AssetFacts> {
   const [picture] = streamsOf(run.probed).pictures;
@@ -169,10 +181,14 @@ async function checkVideo(run: Run, limits: AssetLimits): Promise<AssetFacts> {
   const { width = 0, height = 0 } = picture;
   if (width <= 0 || height <= 0) throw refuse('INVALID_ASSET');
   if (width * height > limits.maxVideoPixels) throw refuse('ASSET_TOO_LARGE', `The clip is ${width}×${height}; the limit is ${limits.maxVideoPixels} pixels a frame.`);
+  if (Math.min(width, height) < MIN_CLIP_SIDE) {
+    throw refuse('INVALID_ASSET', `The clip is ${width}×${height}: too small to fill any frame; each side must be at least ${MIN_CLIP_SIDE} pixels.`);
+  }
   const stated = statedSeconds(run);
   if (stated > limits.maxVideoSeconds + 1) throw tooLong('clip', stated, limits.maxVideoSeconds);
   const { stdout } = await run.decode({
     input: ['-err_detect', 'explode'],
+    maxPixels: decoderPixels({ width, height }, limits.maxVideoPixels),
     output: ['-map', '0:v:0', '-t', String(limits.maxVideoSeconds + 1), '-f', 'null', '-progress', 'pipe:1', '-nostats', '-'],
   });
   const duration = wholeLength('clip', decodedSeconds(stdout), stated, limits.maxVideoSeconds, CLIP_SLACK);

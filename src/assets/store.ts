@@ -13,6 +13,7 @@ import { readRecord } from '../storage/records.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
+import { AssetQuota } from './quota.js';
 
 /** 128 random bits, base64url: what `newId` makes and the only shape an id may have. */
 const ID = /^[A-Za-z0-9_-]{22}$/;
@@ -91,6 +92,7 @@ export interface AssetStoreOptions {
  */
 export class AssetStore {
   private readonly tempDir: string;
+  private readonly quota: AssetQuota;
 
   constructor(
     private readonly options: AssetStoreOptions,
@@ -98,6 +100,7 @@ export class AssetStore {
     private readonly gate: Gate,
   ) {
     this.tempDir = path.join(options.dir, TEMP_DIR);
+    this.quota = new AssetQuota(options.quotaBytes, (owner) => this.usage(owner));
   }
 
   /** Creates the folder and removes what an earlier process left half-received (one process per folder, as for OUTPUT_DIR). */
@@ -109,17 +112,14 @@ export class AssetStore {
 
   /**
    * Writes `source` to a temporary file, refusing it (and reading no further) once it passes the byte limit or
-   * when its first bytes are no supported format. Errors of `source` itself pass through as they are.
+   * when its first bytes are no supported format. Errors of `source` itself (a stream that ends early included) pass
+   * through as they are; only a failure to write is STORAGE_FAILED.
    */
   async receive(source: Readable): Promise<Upload> {
     await this.assertFreeSpace(0);
     const temp = path.join(this.tempDir, `${randomBytes(12).toString('base64url')}.part`);
     const { maxBytes } = this.options.limits;
     const discard = () => rm(temp, { force: true });
-    let sourceError: unknown;
-    source.once('error', (error) => {
-      sourceError ??= error;
-    });
     let bytes = 0;
     let head = Buffer.alloc(0);
     const sink = createWriteStream(temp, { flags: 'wx', mode: 0o600 });
@@ -145,8 +145,9 @@ export class AssetStore {
       // A refusal can come before the file is even open: once it has closed, it is there to be removed.
       if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
       await discard();
-      if (isAppError(error)) throw error;
-      if (sourceError !== undefined) throw sourceError;
+      // Only the file system's own errors (ENOSPC, EACCES …: they name a syscall) are a failure to store; anything
+      // else is the source's (a body cut short, a malformed part), the caller's to name.
+      if (isAppError(error) || typeof (error as { syscall?: unknown }).syscall !== 'string') throw error;
       throw new AppError('STORAGE_FAILED', { cause: error });
     }
   }
@@ -156,13 +157,15 @@ export class AssetStore {
    * stores it as `owner`'s; the temporary file is gone either way.
    */
   async admit(upload: Upload, owner: string, signal?: AbortSignal): Promise<Asset> {
+    let release: (() => Promise<void>) | undefined;
     try {
       await this.assertFreeSpace(upload.bytes);
-      await this.assertQuota(owner, upload.bytes);
+      release = await this.quota.reserve(owner, upload.bytes);
       const header = FORMATS[upload.format].kind === 'image' ? await this.imageHeader(upload) : undefined;
       const facts = await this.gate.run(() => inspectAsset(this.ffmpeg, upload.path, upload.format, header, this.options.limits, signal), signal);
       return await this.commit(upload, ownerFolder(owner), { format: upload.format, bytes: upload.bytes, ...facts });
     } finally {
+      await release?.();
       await upload.discard();
     }
   }
@@ -272,19 +275,6 @@ export class AssetStore {
     const free = await freeBytes(this.options.dir);
     if (free - bytes < this.options.minFreeBytes) {
       throw new AppError('STORAGE_FULL', { message: 'The server is low on disk space and takes no uploads now; retry later.', retryAfter: 60 });
-    }
-  }
-
-  /** ASSET_QUOTA_EXCEEDED (507) when `bytes` more would take the owner past ASSET_QUOTA_MB. */
-  private async assertQuota(owner: string, bytes: number): Promise<void> {
-    const { quotaBytes } = this.options;
-    if (quotaBytes <= 0) return;
-    const used = await this.usage(owner);
-    if (used + bytes > quotaBytes) {
-      throw new AppError('ASSET_QUOTA_EXCEEDED', {
-        field: 'file',
-        message: `Your assets take ${used} bytes and this file ${bytes}; at most ${quotaBytes} bytes are kept per client. Delete some (DELETE /assets/{id}) or wait until they expire.`,
-      });
     }
   }
 

@@ -22,6 +22,9 @@ function multipartError(error: unknown): AppError {
   const code = (error as { code?: unknown }).code;
   if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_PROTO_VIOLATION') return oneFile();
   if (code === 'FST_MP_PREMATURE_CLOSE') return new AppError('CLIENT_CLOSED', { cause: error });
+  if (error instanceof Error && /^Unexpected end of (?:multipart data|form)$/.test(error.message)) {
+    return new AppError('BAD_REQUEST', { message: 'The multipart body ends before its closing boundary: the upload was cut short; send it whole.', cause: error });
+  }
   const detail = error instanceof Error ? `: ${error.message.slice(0, 100)}` : '';
   return new AppError('BAD_REQUEST', { message: `The multipart body is malformed${detail}.`, cause: error });
 }
