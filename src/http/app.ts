@@ -27,6 +27,7 @@ import playgroundRoutes from './routes/playground.js';
 import ttsRoutes from './routes/tts.js';
 import ttsVideoRoutes from './routes/tts-video.js';
 import voicesRoutes from './routes/voices.js';
+import { parseJsonBodies } from './json-body.js';
 
 export interface AppDeps extends ServiceDeps {
   logger?: FastifyServerOptions['logger'];
@@ -61,6 +62,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
 
   // JSON bodies only: Fastify also parses text/plain by default.
   app.removeContentTypeParser('text/plain');
+  parseJsonBodies(app);
   app.decorate('config', config);
   // What no request has compiled yet, once listening and the start-up voice is warm (not to slow its model's load).
   app.addHook('onListen', async () => {

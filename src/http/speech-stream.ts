@@ -1,7 +1,7 @@
 import { Transform, type Writable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { jobClient } from './job-client.js';
-import { toAppError } from './plugins/error-handler.js';
+import { logLevelOf, toAppError } from './plugins/error-handler.js';
 
 /** Encoded audio waits here for a slow reader, rather than hold synthesis (and its job slot) back. */
 const BODY_BUFFER_BYTES = 16 * 1024 * 1024;
@@ -48,9 +48,9 @@ export async function sendSpeechStream(app: FastifyInstance, request: FastifyReq
       request.log.info(facts, 'speech streamed');
       return;
     }
-    const code = toAppError(failure).code;
-    if (code !== 'CLIENT_CLOSED') app.metrics.streamCut(code);
-    request.log[code === 'CLIENT_CLOSED' ? 'info' : 'error']({ ...facts, err: failure }, 'speech stream stopped');
+    const stopped = toAppError(failure);
+    if (stopped.code !== 'CLIENT_CLOSED') app.metrics.streamCut(stopped.code);
+    request.log[logLevelOf(stopped)]({ ...facts, code: stopped.code, err: failure }, 'speech stream stopped');
     body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
   });
   reply.header('cache-control', 'no-store');

@@ -19,9 +19,14 @@ export function isSsml(text: string, textType: TextType | undefined): boolean {
   return textType === 'ssml' || (textType === undefined && looksLikeSsml(text));
 }
 
-/** The script of a request's text; 400 INVALID_SSML for SSML it cannot read (naming `field`). */
+/** The script of a request's text; 400 INVALID_SSML for SSML it cannot read, 422 UNSUPPORTED_TEXT for SSML without a word (naming `field`). */
 export function readScript(text: string, textType?: TextType, field = 'text'): Script {
-  return isSsml(text, textType) ? ssmlScript(parseSsml(text, field), field) : plainScript(text);
+  if (!isSsml(text, textType)) return plainScript(text);
+  const script = ssmlScript(parseSsml(text, field), field);
+  if (!/\S/u.test(script.text)) {
+    throw new AppError('UNSUPPORTED_TEXT', { field, message: 'The SSML has no text to speak: <speak> is empty or holds only markup (breaks, marks); add words inside it.' });
+  }
+  return script;
 }
 
 /** The written text of a request (SSML without its markup): what captions show and billing counts. */

@@ -39,7 +39,7 @@ const cases: Case[] = [
   { name: 'plain text body', payload: 'Hi.', contentType: 'text/plain', status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
   { name: 'body too large', payload: json({ text: 'a'.repeat(70_000), voice }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
   { name: 'unknown route', method: 'GET', url: '/nope', status: 404, code: 'NOT_FOUND' },
-  { name: 'unknown method on a route', method: 'DELETE', url: '/tts', status: 404, code: 'NOT_FOUND' },
+  { name: 'unknown method on a route', method: 'DELETE', url: '/tts', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { name: 'missing file', method: 'GET', url: '/files/audio/nothing.mp3', status: 404, code: 'NOT_FOUND' },
   { name: 'temporary files are not served', method: 'GET', url: '/files/.tmp/x.mp3', status: 404, code: 'NOT_FOUND' },
   { name: 'malformed URL', method: 'GET', url: '/files/audio/%c0%ae', status: 400, code: 'BAD_REQUEST' },

@@ -61,6 +61,9 @@ function invalidJsonMessage(error: Partial<FastifyError>): string {
     : `The request body is not valid JSON: ${error.message ?? ''}`.trim();
 }
 
+/** The pattern of fields that must hold more than white space (api/fields.ts). */
+const BLANK_PATTERN = '\\S';
+
 function fromValidation(issue: ValidationIssue): AppError {
   const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
   const missing = typeof issue.params.missingProperty === 'string' ? issue.params.missingProperty : undefined;
@@ -71,7 +74,8 @@ function fromValidation(issue: ValidationIssue): AppError {
   if (missing) message = `${subject} is required.`;
   else if (extra) message = `${subject} is not a known field.`;
   else if (issue.keyword === 'maxLength') message = `${subject} must be at most ${String(issue.params.limit)} characters.`;
-  else if (issue.keyword === 'minLength' || issue.keyword === 'pattern') message = `${subject} must not be empty or blank.`;
+  else if (issue.keyword === 'minLength' || (issue.keyword === 'pattern' && issue.params.pattern === BLANK_PATTERN)) message = `${subject} must not be empty or blank.`;
+  else if (issue.keyword === 'pattern') message = `${subject} is malformed (it must match ${String(issue.params.pattern)}), so nothing has it.`;
   else if (issue.keyword === 'anyOf' || issue.keyword === 'enum' || issue.keyword === 'const') message = `${subject} has an unsupported value.`;
   else message = `${subject} ${issue.message ?? 'is invalid'}.`;
   return new AppError('VALIDATION_ERROR', { field, message });
@@ -95,16 +99,28 @@ export function errorBodyFor(url: string, error: AppError, requestId: string, th
 }
 
 /**
+ * Answers with a 5xx that are the caller's limits or a passing state of the service, not a fault: logged at warn,
+ * as a 4xx is at info; any other 5xx at error, with its cause.
+ */
+const EXPECTED_5XX: ReadonlySet<ErrorCode> = new Set(['ASSET_QUOTA_EXCEEDED', 'LEXICON_QUOTA_EXCEEDED', 'STORAGE_FULL', 'SHUTTING_DOWN', 'OVERLOADED']);
+
+export function logLevelOf(error: AppError): 'info' | 'warn' | 'error' {
+  if (error.statusCode < 500) return 'info';
+  return EXPECTED_5XX.has(error.code) ? 'warn' : 'error';
+}
+
+/**
  * An error handler that logs, sets the status and Retry-After, and answers with the body `toBody` makes; `statusOf`
  * gives the status where a compatible API answers another than ours.
  */
 export function errorResponder(toBody: (error: AppError, request: FastifyRequest, thrown: unknown) => unknown, statusOf?: (error: AppError) => number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
-    if (appError.statusCode >= 500) {
+    const level = logLevelOf(appError);
+    if (level === 'error') {
       request.log.error({ err: error, code: appError.code }, 'request failed');
     } else {
-      request.log.info({ code: appError.code, field: appError.field }, appError.message);
+      request.log[level]({ code: appError.code, field: appError.field }, appError.message);
     }
     // 5xx text is ours, never the cause's: internals stay in the log.
     const shown = appError.code === 'INTERNAL_ERROR' ? new AppError('INTERNAL_ERROR') : appError;
@@ -203,9 +219,20 @@ export function notFoundError(request: FastifyRequest): AppError {
   return new AppError('NOT_FOUND', { message: `${ErrorTable.NOT_FOUND.message} (${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)})` });
 }
 
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler(errorResponder((error, request) => errorBody(error, request.id)));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody(notFoundError(request), request.id)));
+  app.setNotFoundHandler((request, reply) => {
+    // A route that exists for other methods: 405 with the ones it takes (RFC 9110 §15.5.6), not "no such route".
+    const url = request.url.split('?')[0] ?? '';
+    const routed = app.findRoute({ method: request.method, url }) !== null;
+    const allowed = routed ? [] : METHODS.filter((method) => app.findRoute({ method, url }) !== null);
+    if (allowed.length === 0) return reply.code(404).send(errorBody(notFoundError(request), request.id));
+    const error = new AppError('METHOD_NOT_ALLOWED', { message: `${ErrorTable.METHOD_NOT_ALLOWED.message} (${request.method}; it takes ${allowed.join(', ')})` });
+    request.log.info({ code: error.code }, error.message);
+    return reply.code(405).header('allow', allowed.join(', ')).send(errorBody(error, request.id));
+  });
 }
 
 export default fp(errorHandlerPlugin, { name: 'error-handler' });
