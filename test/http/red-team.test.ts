@@ -97,8 +97,11 @@ async function entriesUnder(dir: string): Promise<string[]> {
   }
 }
 
-/** A live server's own scratch folder: its ffmpeg launcher, and its engines' TMPDIRs, one per host (tsx caches there). */
-const STEADY_SCRATCH = /^\d+-[0-9a-f]+(\/bin(\/[^/]+-tied)?|\/engines(\/host-[^/]+(\/tsx-\d+(\/.*)?)?)?)?$/;
+/**
+ * A live server's own scratch folder: its ffmpeg launcher, and its engines' TMPDIRs, one per host (tsx caches
+ * there; ONNX Runtime 1.32's telemetry client, its events turned off, writes a `.ses` file of its session's start).
+ */
+const STEADY_SCRATCH = /^\d+-[0-9a-f]+(\/bin(\/[^/]+-tied)?|\/engines(\/host-[^/]+(\/tsx-\d+(\/.*)?|\/\.ses)?)?)?$/;
 const HOST_TEMP_DIR = /^\d+-[0-9a-f]+\/engines\/host-[^/]+$/;
 
 /** Temporary files and folders the server left: in its scratch root, OUTPUT_DIR/.tmp, and its OS temp dir. */

@@ -14,6 +14,7 @@ const ENTRY = {
   GetErrorCode: 1,
   GetErrorMessage: 2,
   CreateEnv: 3,
+  DisableTelemetryEvents: 6,
   CreateSession: 7,
   CreateSessionFromArray: 8,
   Run: 9,
@@ -61,6 +62,7 @@ const PROTOS = {
   GetErrorCode: koffi.proto('int OrtGetErrorCode(void *status)'),
   GetErrorMessage: koffi.proto('const char *OrtGetErrorMessage(void *status)'),
   CreateEnv: Status('OrtCreateEnv(int level, const char *id, void *env)'),
+  DisableTelemetryEvents: Status('OrtDisableTelemetryEvents(void *env)'),
   CreateSession: Status('OrtCreateSession(void *env, const char *path, void *options, void *session)'),
   CreateSessionFromArray: Status('OrtCreateSessionFromArray(void *env, void *data, size_t length, void *options, void *session)'),
   Run: Status(
@@ -131,7 +133,10 @@ export class OrtLibrary implements OnnxRuntime {
     ) as Api;
     const check = statusChecker(api);
     const env = slot();
+    // PyPI's build carries Microsoft's telemetry client (1DS): its events are turned off before any session exists.
+    // (ORT_DISABLE_TELEMETRY=1, which keeps it from starting at all, makes 1.32 crash on the first session.)
     check(api.CreateEnv(LOGGING_LEVEL_WARNING, 'voxreel', env));
+    check(api.DisableTelemetryEvents(first(env)));
     const allocator = slot();
     check(api.GetAllocatorWithDefaultOptions(allocator));
     return new OrtLibrary(api, first(env), first(allocator), version);
