@@ -33,8 +33,13 @@ const loaded = await loadOnnxRuntime(library);
 /**
  * PyPI's runtime runs inferences side by side, each on one intra-op thread (koffi calls Run on threads of its own):
  * on en_US-joe-medium (6 sentences of 60 to 150 ids, medians of 3 interleaved processes on a shared 2-core machine)
- * two at once took 1239 ms against 1858 for one at a time on two intra-op threads and 1624 on one. onnxruntime-node
- * holds this thread for each run: one at a time on all the threads, as before.
+ * two at once took 1239 ms against 1858 for one at a time on two intra-op threads and 1624 on one. Two intra-op
+ * threads with two runs at once (measured again, quiet machine, 3 fresh processes each; one thread / two): a lone
+ * short sentence 152-174 / 97-126 ms, the first sentence of a long text 240-267 / 322-423 ms, the whole text
+ * 1257-1305 / 1425-1590 ms, /tts of 730 characters against piper-tts's synthesize_wav 1.05 / about 0.9 of its
+ * speed: one thread a run, except for a lone sentence's latency. A second session on two threads for lone runs
+ * would cost about 100 MB more resident (measured); it needs the weights shared between the two first.
+ * onnxruntime-node holds this thread for each run: one at a time on all the threads, as before.
  */
 const parallel = loaded.runtime.source === 'pypi';
 const intraOpThreads = parallel ? 1 : threads;
