@@ -165,6 +165,11 @@ export const EnvSchema = Type.Object({
   WYOMING_WRITE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'A Wyoming client that reads nothing of what it is sent for this long is disconnected, its synthesis stopped.' }),
   WYOMING_EVENTS_PER_SECOND: Type.Integer({ minimum: 1, default: 100, description: 'Events one Wyoming connection may have handled a second; more wait their turn (the connection is read no further meanwhile).' }),
   WYOMING_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, default: 16, description: 'Wyoming connections one address may hold; one more is answered with an `error` event and closed.' }),
+  WYOMING_CONNECTIONS_PER_SECOND: Type.Integer({
+    minimum: 1,
+    default: 20,
+    description: 'New Wyoming connections one address may open a second; more are closed at once, unread (a client reconnecting without pause).',
+  }),
   WYOMING_ZEROCONF: Type.String({
     default: '',
     maxLength: 63,
@@ -315,6 +320,8 @@ export interface WyomingConfig {
   writeTimeoutMs: number;
   eventsPerSecond: number;
   connectionsPerAddress: number;
+  /** New connections an address may open a second (WYOMING_CONNECTIONS_PER_SECOND). */
+  connectionsPerSecond: number;
 }
 
 export type StorageConfig =
@@ -454,6 +461,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       writeTimeoutMs: parsed.WYOMING_WRITE_TIMEOUT_MS,
       eventsPerSecond: parsed.WYOMING_EVENTS_PER_SECOND,
       connectionsPerAddress: parsed.WYOMING_MAX_CONNECTIONS_PER_ADDRESS,
+      connectionsPerSecond: parsed.WYOMING_CONNECTIONS_PER_SECOND,
     },
     jobRetentionMs: parsed.JOB_RETENTION_HOURS * 3_600_000,
     webhooks: {

@@ -13,6 +13,7 @@ const WRITE_TIMEOUT_MS = 2000;
 const HEADER_TIMEOUT_MS = 1000;
 const IDLE_TIMEOUT_MS = 4000;
 const PER_ADDRESS = 6;
+const CONNECTIONS_PER_SECOND = 20;
 const FLOOD_MS = 10_000;
 
 async function freePort(): Promise<number> {
@@ -87,6 +88,7 @@ describe('Wyoming bounds, against the API as a real process', () => {
       WYOMING_HEADER_TIMEOUT_MS: String(HEADER_TIMEOUT_MS),
       WYOMING_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
       WYOMING_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+      WYOMING_CONNECTIONS_PER_SECOND: String(CONNECTIONS_PER_SECOND),
     });
   }, 60_000);
   afterAll(async () => {
@@ -153,6 +155,23 @@ describe('Wyoming bounds, against the API as a real process', () => {
     await sleep(300);
     expect(next.events.map((event) => event.type)).toEqual(['pong']);
     for (const each of [...held, next]) each.socket.destroy();
+  });
+
+  it(`drops a storm of new connections from one address unread, past ${CONNECTIONS_PER_SECOND} a second`, async () => {
+    // At most two seconds' worth can be taken (the storm may straddle a second); the rest are closed before a byte.
+    const storm = await Promise.all(Array.from({ length: 3 * CONNECTIONS_PER_SECOND }, () => client().catch(() => undefined)));
+    const opened = storm.filter((each): each is Client => each !== undefined);
+    await Promise.all(opened.map((each) => within(each.closed, 3000)));
+    const silent = opened.filter((each) => each.socket.destroyed && each.events.length === 0).length + (storm.length - opened.length);
+    expect(silent).toBeGreaterThanOrEqual(storm.length - 2 * CONNECTIONS_PER_SECOND);
+    for (const each of opened) each.socket.destroy();
+    // The next second, a client is served again.
+    await sleep(1100);
+    const next = await client();
+    next.socket.write(encodeEvent('ping'));
+    await sleep(300);
+    expect(next.events.map((event) => event.type)).toEqual(['pong']);
+    next.socket.destroy();
   });
 
   it('two clients that never read hold their job slots no longer than the write timeout: an HTTP /tts still answers, and they are cut off', async () => {
