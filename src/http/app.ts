@@ -64,10 +64,15 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.removeContentTypeParser('text/plain');
   parseJsonBodies(app);
   app.decorate('config', config);
-  // What no request has compiled yet, once listening and the start-up voice is warm (not to slow its model's load).
+  // What no request has compiled yet, once listening and the start-up voice is warm (not to slow its model's load),
+  // and only while no request is in progress.
+  const inProgress = new Set<object>();
+  app.addHook('onRequest', async (request) => void inProgress.add(request));
+  app.addHook('onResponse', async (request) => void inProgress.delete(request));
+  app.addHook('onRequestAbort', async (request) => void inProgress.delete(request));
   app.addHook('onListen', async () => {
     void app.warmUp.done
-      .then(() => compilers.compileRest())
+      .then(() => compilers.compileRest(() => inProgress.size > 0))
       .catch((err: unknown) => app.log.error({ err }, 'compiling a route schema failed'));
   });
   await app.register(httpEdge, { config });

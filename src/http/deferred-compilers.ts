@@ -17,7 +17,10 @@ const defaultSerializers = (fromFastify('@fastify/fast-json-stringify-compiler')
  * so that the first request of a route does not pay for it either. Validation errors read `errors` as Fastify does.
  * (Fastify then takes the validators for custom ones, which only changes header schemas: their keys must be lowercase.)
  */
-export function deferredCompilers(): { factory: CompilersFactory; compileRest(): Promise<void> } {
+/** How often the background compiling looks again whether the requests in progress are done. */
+const IDLE_POLL_MS = 25;
+
+export function deferredCompilers(): { factory: CompilersFactory; compileRest(busy: () => boolean): Promise<void> } {
   const pending = new Set<() => unknown>();
   const deferring =
     (factory: Factory, withErrors: boolean): Factory =>
@@ -40,9 +43,11 @@ export function deferredCompilers(): { factory: CompilersFactory; compileRest():
       buildValidator: deferring(defaultValidators, true) as CompilersFactory['buildValidator'],
       buildSerializer: deferring(defaultSerializers, false) as CompilersFactory['buildSerializer'],
     },
-    async compileRest() {
+    /** Only while `busy()` is false: a request that comes meanwhile is not slowed by the compiling (measured: a start's first /tts 1.6x the next with it, 1.3-1.4x without). */
+    async compileRest(busy) {
       for (const compile of pending) {
-        await new Promise((resolve) => setImmediate(resolve));
+        do await new Promise((resolve) => setTimeout(resolve, busy() ? IDLE_POLL_MS : 0));
+        while (busy());
         compile();
       }
     },

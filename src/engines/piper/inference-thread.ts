@@ -31,18 +31,17 @@ if (!port) throw new Error('inference-thread.ts runs as a worker thread of piper
 const { threads, library } = workerData as ThreadData;
 const loaded = await loadOnnxRuntime(library);
 /**
- * PyPI's runtime runs inferences side by side, each on one intra-op thread (koffi calls Run on threads of its own):
- * on en_US-joe-medium (6 sentences of 60 to 150 ids, medians of 3 interleaved processes on a shared 2-core machine)
- * two at once took 1239 ms against 1858 for one at a time on two intra-op threads and 1624 on one. Two intra-op
- * threads with two runs at once (measured again, quiet machine, 3 fresh processes each; one thread / two): a lone
- * short sentence 152-174 / 97-126 ms, the first sentence of a long text 240-267 / 322-423 ms, the whole text
- * 1257-1305 / 1425-1590 ms, /tts of 730 characters against piper-tts's synthesize_wav 1.05 / about 0.9 of its
- * speed: one thread a run, except for a lone sentence's latency. A second session on two threads for lone runs
- * would cost about 100 MB more resident (measured); it needs the weights shared between the two first.
+ * PyPI's runtime runs inferences side by side (koffi calls Run on threads of its own), each session on the host's
+ * cores as intra-op threads, as piper-tts and wyoming-piper run theirs. Measured on en_US-joe-medium, two runs at
+ * once, one intra-op thread a session against two (quiet machine, fresh processes): a lone short sentence 142-174
+ * against 86-126 ms, the first sentence of a long text 227-267 against 239-423 ms, 6 sentences 1150-1305 against
+ * 1278-1590 ms (one run at a time on two threads: 1858). One thread a run is some 11 % faster on a long text; two
+ * answer a lone sentence (Home Assistant's commands, a stream's first audio) in two thirds of the time, which is
+ * what a user waits for. A second session kept for lone runs would cost about 100 MB more resident (measured).
  * onnxruntime-node holds this thread for each run: one at a time on all the threads, as before.
  */
 const parallel = loaded.runtime.source === 'pypi';
-const intraOpThreads = parallel ? 1 : threads;
+const intraOpThreads = threads;
 port.postMessage({ id: 0, runtime: loaded.info, inFlight: parallel ? threads : 1 } satisfies ThreadReply);
 const models = new Map<string, Promise<PiperModel>>();
 /** A run's buffers go back to the system once the runs are over (the sessions run without ONNX Runtime's arena). */
