@@ -10,7 +10,7 @@ import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PhonemesInfo, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 import { markRecommended, startUpVoice } from '../recommended.js';
-import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
+import { ORT_HOST_ENV, type OnnxRuntimeInfo } from '../onnx/runtime.js';
 
 export interface PiperEngineOptions {
   /** Where the voices are (`<voice>.onnx` with `<voice>.onnx.json`, in any subfolder); none: no voices. */
@@ -44,7 +44,7 @@ const HOST_EXEC_ARGV = ['--expose-gc', '--max-semi-space-size=2'];
  * rests at about 270 MB instead of 340 (one arena a thread) or 600 (ONNX Runtime's own arena), for 3-5 % more CPU
  * (en_US-joe-medium, 5 sentences 3 times, two in flight, 3 interleaved runs each).
  */
-const HOST_ENV = { MALLOC_ARENA_MAX: '2' };
+const HOST_ENV = { ...ORT_HOST_ENV, MALLOC_ARENA_MAX: '2' };
 
 /** What a host process holds, for diagnostics and tests. */
 export interface PiperHostStats {
