@@ -102,7 +102,7 @@ function canMountTmpfs(): boolean {
 }
 
 describe('a full output directory', () => {
-  it.skipIf(!canMountTmpfs())('answers 507 STORAGE_FAILED and publishes nothing', async () => {
+  it.skipIf(!canMountTmpfs())('answers 503 STORAGE_FULL before writing, with Retry-After, and publishes nothing', async () => {
     const mountPoint = await tempRoot();
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96k', 'tmpfs', mountPoint]);
     const engines = await createEngines({ poolSize: 1, jobTimeoutMs: 30_000 });
@@ -110,8 +110,10 @@ describe('a full output directory', () => {
     try {
       const text = 'This sentence is long enough to overflow a very small disk once it is written as wave audio. '.repeat(4);
       const response = await t.app.inject({ method: 'POST', url: '/tts', payload: { text, voice: 'espeak-ng:en-us', format: 'wav' } });
-      expect(response.statusCode, response.body).toBe(507);
-      expect(response.json<ErrorBody>().error.code).toBe('STORAGE_FAILED');
+      // The file's projected size is checked against the free space before it is written (issue 36).
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json<ErrorBody>().error.code).toBe('STORAGE_FULL');
+      expect(response.headers['retry-after']).toBeDefined();
       expect(await readdir(path.join(mountPoint, 'audio'))).toEqual([]);
       expect(await readdir(path.join(mountPoint, '.tmp'))).toEqual([]);
     } finally {
