@@ -31,7 +31,7 @@ export function firstMinuteSection(result: FirstMinuteResult | null): string[] {
       result.firstRequests.map((row) => [row.voice, time(row.firstMs), time(row.warmMs), `${row.ratio}×`]),
     ),
     '',
-    `Resident memory at rest after four requests to the start-up voice: **${mb(result.idle.treeMb)}** for the whole process tree ` +
+    `Resident memory at rest after four requests to the start-up voice, the largest of those starts: **${mb(result.idle.treeMb)}** for the whole process tree ` +
       `(${result.idle.processes.map((process) => `${process.kind} ${mb(process.rssMb)}`).join(', ')}). ` +
       `Peaks (VmHWM) per kind over the first requests above: ${Object.entries(result.peakMb).map(([kind, value]) => `${kind} ${mb(value)}`).join(', ')}.`,
     '',

@@ -173,7 +173,7 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
   const listening: number[] = [];
   const ready: Record<Runtime, number[]> = { pypi: [], npm: [] };
   const runtimeNamed: Record<Runtime, string | null> = { pypi: null, npm: null };
-  const idleTreeMb: number[] = [];
+  const idleTrees: Array<FirstMinuteResult['idle']> = [];
   let warmVoice: string | null = null;
   for (let run = 0; run < options.startRuns; run += 1) {
     // The runtimes alternate which starts first, so neither always follows the other's exit.
@@ -189,18 +189,19 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
         // At rest after four requests to the start-up voice, in every start: the target holds for each, not their median.
         if (warmVoice) for (let request = 0; request < 4; request += 1) await timedTts(service, { text: textOf(200), voice: warmVoice, format: 'wav' });
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        idleTreeMb.push((await treeRss(service.pid)).treeMb);
+        idleTrees.push(await treeRss(service.pid));
       }
       await service.stop();
     }
   }
   console.log(
     `  ready in ${timings(ready.pypi).p50} ms on ${runtimeNamed.pypi} (listening ${timings(listening).p50} ms), ${timings(ready.npm).p50} ms on ${runtimeNamed.npm}; ` +
-      `start-up voice ${warmVoice}; idle tree ${idleTreeMb.join(', ')} MB`,
+      `start-up voice ${warmVoice}; idle tree ${idleTrees.map((tree) => tree.treeMb).join(', ')} MB`,
   );
 
   const firstRequests: FirstRequest[] = [];
-  let idle: FirstMinuteResult['idle'] = { treeMb: 0, processes: [] };
+  // The report's breakdown: the largest of the starts' idle trees (the one the target is judged on).
+  const idle = idleTrees.reduce((largest, tree) => (tree.treeMb > largest.treeMb ? tree : largest), { treeMb: 0, processes: [] });
   const peakMb: FirstMinuteResult['peakMb'] = {};
   for (const voice of options.voices) {
     const service = await startService(STARTUP_ENV);
@@ -211,11 +212,6 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
     const warmMs = timings(next).p50;
     firstRequests.push({ voice, firstMs: round(firstMs, 1), warmMs, ratio: round(firstMs / warmMs, 2) });
     console.log(`  ${voice}: first request ${round(firstMs, 1)} ms, then ${warmMs} ms`);
-    if (voice === warmVoice) {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      idle = await treeRss(service.pid);
-      console.log(`  idle tree after ${next.length + 1} requests: ${idle.treeMb} MB`);
-    }
     for (const child of descendants(service.pid)) peakMb[child.kind] = Math.max(peakMb[child.kind] ?? 0, Math.round(child.hwmKb / MB));
     peakMb['API (node)'] = Math.max(peakMb['API (node)'] ?? 0, Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? 0) / MB));
     await service.stop();
@@ -239,7 +235,7 @@ export async function measureFirstMinute(options: { startRuns: number; voices: r
     readyMs: timings(ready.pypi),
     readyByRuntime: { pypi: timings(ready.pypi), npm: timings(ready.npm) },
     runtimeNamed,
-    idleTreeMb,
+    idleTreeMb: idleTrees.map((tree) => tree.treeMb),
     warmVoice,
     firstRequests,
     idle,

@@ -199,12 +199,7 @@ export async function comparePiper(options: PiperCompareOptions = {}): Promise<P
     tts = await PiperTts.start(python, model).catch((error: unknown) => {
       throw new Error(`piper-tts could not start: ${(error as Error).message}`);
     });
-    // The host inherits this process's environment, read when it starts.
-    const saved = { ...process.env };
-    Object.assign(process.env, runtimeEnv(options.runtime ?? 'pypi'));
-    engine = await PiperEngine.create({ voicesDir, poolSize }).finally(() => {
-      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
-    });
+    engine = await PiperEngine.create({ voicesDir, poolSize, onnxRuntimeLibrary: runtimeEnv(options.runtime ?? 'pypi').ONNXRUNTIME_LIBRARY });
     // Warm: each side loads its model and runs once before anything is timed.
     await tts.speak(text, 'in-flight');
     await speakText(engine, voiceId, sentences);

@@ -22,13 +22,7 @@ function glibcTrim(): Trim | undefined {
 export class IdleTrim {
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** Trims done so far (for tests). */
-  trims = 0;
-
-  constructor(
-    private readonly trim: Trim | undefined = glibcTrim(),
-    private readonly quietMs = QUIET_MS,
-  ) {}
+  private readonly trim: Trim | undefined = glibcTrim();
 
   /** Around each run: `await idle.during(() => session.run(…))`. */
   async during<T>(run: () => Promise<T>): Promise<T> {
@@ -39,10 +33,7 @@ export class IdleTrim {
     } finally {
       this.running -= 1;
       if (this.running === 0 && this.trim) {
-        this.timer = setTimeout(() => {
-          this.trim?.(0);
-          this.trims += 1;
-        }, this.quietMs);
+        this.timer = setTimeout(() => this.trim?.(0), QUIET_MS);
         this.timer.unref();
       }
     }

@@ -31,7 +31,7 @@ export interface PiperEngineOptions {
   hostModule?: string;
   /** ONNXRUNTIME_LIBRARY: the ONNX Runtime library file, or `npm` for onnxruntime-node's; none, the installed 1.32 (engines/onnx/runtime.ts). */
   onnxRuntimeLibrary?: string;
-  /** Where the engine says, once, that it runs on onnxruntime-node because PyPI's library is missing. */
+  /** Where the engine says, once, that it runs on a fallback (onnxruntime-node's runtime, eSpeak NG's WebAssembly build). */
   log?: { warn(obj: object, msg: string): void };
 }
 

@@ -41,7 +41,6 @@ const loaded = await loadOnnxRuntime(library);
  * onnxruntime-node holds this thread for each run: one at a time on all the threads, as before.
  */
 const parallel = loaded.runtime.source === 'pypi';
-const intraOpThreads = threads;
 port.postMessage({ id: 0, runtime: loaded.info, inFlight: parallel ? threads : 1 } satisfies ThreadReply);
 const models = new Map<string, Promise<PiperModel>>();
 /** A run's buffers go back to the system once the runs are over (the sessions run without ONNX Runtime's arena). */
@@ -55,7 +54,7 @@ async function answer(request: ThreadRequest): Promise<ThreadReply | undefined> 
   switch (request.kind) {
     case 'load': {
       if (!models.has(request.model.modelPath)) {
-        const loading = PiperModel.load(request.model, loaded.runtime, intraOpThreads);
+        const loading = PiperModel.load(request.model, loaded.runtime, threads);
         loading.catch(() => models.delete(request.model.modelPath));
         models.set(request.model.modelPath, loading);
       }

@@ -33,7 +33,6 @@ const inference = new InferenceThread(threads, process.argv[3] || undefined, (er
  * start (the parent starts another).
  */
 const phonemizerReady = Phonemizer.create().then((phonemizer) => {
-  if (phonemizer.fallbackReason) process.stderr.write(`eSpeak NG from its WebAssembly build (${phonemizer.fallbackReason})\n`);
   for (let round = 0; round < PHONEMIZER_WARM_UP_ROUNDS; round++) phonemizer.phonemize(WARM_UP_TEXT, 'en-us');
   return phonemizer;
 });
