@@ -109,7 +109,7 @@ export const EnvSchema = Type.Object({
   JOB_SCRATCH_MB: Type.Number({
     minimum: 1,
     default: 2048,
-    description: 'Scratch space one video job may take for raw background frames and decoded clips; a clip past it is decoded as it plays, an image past it refused (422 RENDER_TOO_LARGE).',
+    description: 'Scratch space one video job may take for its encoded picture and soundtrack (about 2 MB a second at 1080p), raw background frames and decoded clips; a clip past it is decoded as it plays, an image past it refused (422 RENDER_TOO_LARGE).',
   }),
   KEYFRAME_SECONDS: Type.Number({
     minimum: 0.5,

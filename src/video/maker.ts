@@ -16,7 +16,7 @@ import type { Channels, Music } from './soundtrack.js';
 import { resolveLook, type CaptionLook } from './caption-style.js';
 import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
-import { renderVideo, type RenderPath } from './render.js';
+import { encodedVideoBytes, renderVideo, type RenderPath } from './render.js';
 import { webVtt } from './webvtt.js';
 
 export interface VideoRequest {
@@ -146,7 +146,7 @@ export class VideoMaker {
         return { duration: info.duration, renderPath: info.renderPath, frameRate: info.frameRate };
       },
       [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
-      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), videoBytes(speech.duration, size)) },
+      { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), encodedVideoBytes(speech.duration, size)) },
     );
     onProgress?.(1);
     const [vtt] = published.companions;
@@ -157,10 +157,6 @@ export class VideoMaker {
 }
 
 /** About the most bytes a video's file takes: a picture that changes in every frame at 1080p, about 1 MB a second (render.ts MOVING_X264 measured 60 MB a minute at ultrafast). */
-function videoBytes(seconds: number, size: FrameSize): number {
-  return Math.ceil(seconds * ((size.width * size.height) / (1920 * 1080)) * 1024 ** 2);
-}
-
 /** A last check of what we promise: H.264 at the asked size, AAC, both there. */
 function assertPlayable(info: MediaInfo, size: FrameSize): void {
   const video = info.streams.find((stream) => stream.codecType === 'video');

@@ -128,6 +128,11 @@ interface PictureJob extends RenderOptions {
   keyframeInterval: number;
 }
 
+/** About what a video of `seconds` at `size` comes to, encoded (about 8 Mbit/s at 1080p, with its soundtrack): for the disk and scratch checks before it is written. */
+export function encodedVideoBytes(seconds: number, size: FrameSize): number {
+  return Math.ceil(seconds * ((size.width * size.height) / (1920 * 1080)) * 1024 ** 2);
+}
+
 /** A raw H.264 picture track (Annex B) and the frame each of its pictures stands at. */
 interface EncodedPicture {
   stream: Buffer;
@@ -146,7 +151,10 @@ interface EncodedPicture {
 export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promise<RenderedVideo> {
   const folder = await (options.scratch ?? osTempScratch).folder('video');
   const workDir = folder.path;
-  await options.budget?.room(workDir, 0).catch(async (error: unknown) => {
+  const keyframeInterval = Math.max(1, Math.round((options.keyframeSeconds ?? KEYFRAME_SECONDS) * options.fps));
+  const totalFrames = options.captions?.frames ?? frameCount(options.speech, options.fps);
+  // The encoded picture (its parts, and the whole again once spliced) and the soundtrack are scratch too.
+  await options.budget?.reserveScratch(workDir, 2 * encodedVideoBytes(totalFrames / options.fps, options.size), 'the encoded picture and soundtrack').catch(async (error: unknown) => {
     await folder.remove();
     throw error;
   });
@@ -161,8 +169,6 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
     stop();
     throw error;
   };
-  const keyframeInterval = Math.max(1, Math.round((options.keyframeSeconds ?? KEYFRAME_SECONDS) * options.fps));
-  const totalFrames = options.captions?.frames ?? frameCount(options.speech, options.fps);
   const timeline = sceneTimeline(options.background ?? DEFAULT_BACKGROUND, options.scenes ?? []);
   const transition = options.transition ?? 'cut';
   // A picture that changes in every frame: nothing to splice, every frame encoded.

@@ -113,6 +113,19 @@ describe('the spoken length counts after lexicon aliases', () => {
       expect(ms).toBeLessThan(FAST_MS);
     }
   });
+
+  it('a long <sub alias> (300 words, sentences in it) is spoken on Piper as its text is: the same seconds, billed by what is written', async () => {
+    const list = ['one', 'two', 'six', 'ten', 'red', 'cat', 'dog', 'sun', 'box', 'pen', 'cup', 'hat', 'map'];
+    const words = Array.from({ length: 300 }, (_, i) => `${list[(i * 7 + (i >> 3)) % list.length]}${i % 12 === 11 ? '.' : ''}`).join(' ');
+    const say = (text: string) => t.app.inject({ method: 'POST', url: '/tts', payload: { text, voice: 'piper:en_US-joe-medium', format: 'wav' } });
+    const [plain, alias] = [await say(`Start. ${words} End.`), await say(`<speak>Start. <sub alias="${words}">X</sub> End.</speak>`)];
+    expect(plain.statusCode, plain.body).toBe(200);
+    expect(alias.statusCode, alias.body).toBe(200);
+    const [plainBody, aliasBody] = [plain.json<{ duration: number; characters: number }>(), alias.json<{ duration: number; characters: number }>()];
+    expect(aliasBody.duration).toBeGreaterThan(60);
+    expect(Math.abs(aliasBody.duration / plainBody.duration - 1)).toBeLessThan(0.05);
+    expect(aliasBody.characters).toBe('Start. X End.'.length);
+  });
 });
 
 describe('disk checked before every generated file', () => {
@@ -136,8 +149,23 @@ describe('disk checked before every generated file', () => {
 });
 
 describe('a render bounded by JOB_SCRATCH_MB', () => {
-  it('an image background whose raw frame passes the bound: 422 RENDER_TOO_LARGE naming it, no scratch, no file', async () => {
+  it('a video whose encoded picture and soundtrack alone pass the bound (about 2 MB a second at 1080p): refused before they are encoded', async () => {
     const small = await buildTestApp({ JOB_SCRATCH_MB: '1' }, { engines: t.app.engines });
+    try {
+      const response = await small.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Hello there.', voice: VOICE, resolution: '1080p' } });
+      const { message } = refusal(response, 422, 'RENDER_TOO_LARGE');
+      expect(message).toContain('JOB_SCRATCH_MB');
+      expect(message).toContain('the encoded picture and soundtrack');
+      expect((await small.listFiles()).filter((name) => !name.startsWith('.assets'))).toEqual([]);
+      expect(await workFolders(small.app.scratch.dir)).toEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('an image background whose raw frame passes the bound: 422 RENDER_TOO_LARGE naming it, no scratch, no file', async () => {
+    // Room for the encoded picture of a short 1080p video, not for its raw 1080p frame (3 MB) as well.
+    const small = await buildTestApp({ JOB_SCRATCH_MB: '4' }, { engines: t.app.engines });
     try {
       const picture = path.join(dir, 'picture.png');
       await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240', '-frames:v', '1', picture]);
@@ -146,7 +174,9 @@ describe('a render bounded by JOB_SCRATCH_MB', () => {
       expect(asset.statusCode, asset.body).toBe(201);
       const image = asset.json<AssetResponse>().id;
       const response = await small.app.inject({ method: 'POST', url: '/tts-video', payload: { text: 'Hello there.', voice: VOICE, resolution: '1080p', background: { image } } });
-      expect(refusal(response, 422, 'RENDER_TOO_LARGE').message).toContain('JOB_SCRATCH_MB');
+      const { message } = refusal(response, 422, 'RENDER_TOO_LARGE');
+      expect(message).toContain('JOB_SCRATCH_MB');
+      expect(message).toContain('the image background');
       expect((await small.listFiles()).filter((name) => !name.startsWith('.assets'))).toEqual([]);
       expect(await workFolders(small.app.scratch.dir)).toEqual([]);
     } finally {
