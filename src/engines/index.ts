@@ -5,6 +5,7 @@ import { EspeakEngine } from './espeak/engine.js';
 import type { EspeakVariant } from './espeak/voices.js';
 import { FestivalEngine } from './festival/engine.js';
 import { FliteEngine } from './flite/engine.js';
+import { KokoroEngine } from './kokoro/engine.js';
 import { PiperEngine } from './piper/engine.js';
 import { RhvoiceEngine } from './rhvoice/engine.js';
 import { matchesLanguage } from './language-tags.js';
@@ -22,7 +23,7 @@ export interface EngineOptions {
   tempDir?: string;
   /** Festival's binary; default `festival` on PATH. */
   festivalPath?: string;
-  /** Piper voices (`<voice>.onnx` with `<voice>.onnx.json`); none there or none given, no Piper voices. */
+  /** Piper voices (`<voice>.onnx` with `<voice>.onnx.json`) and Kokoro's model and packs (its kokoro/ folder); none there or none given, none of theirs. */
   voicesDir?: string;
   /** How long an engine's host process may take to start (ENGINE_START_TIMEOUT_MS); a start that misses it is tried once more. */
   startTimeoutMs?: number;
@@ -30,7 +31,7 @@ export interface EngineOptions {
   warmVoice?: string;
   /** Host entry modules in place of the engines' own (tests put in hosts that hang or crash). */
   hostModules?: Partial<Record<EngineName, string>>;
-  /** ONNXRUNTIME_LIBRARY: Piper's ONNX Runtime library, or `npm` for onnxruntime-node's; none, the installed one. */
+  /** ONNXRUNTIME_LIBRARY: Piper's and Kokoro's ONNX Runtime library, or `npm` for onnxruntime-node's; none, the installed one. */
   onnxRuntimeLibrary?: string;
 }
 
@@ -53,6 +54,7 @@ export interface EngineRegistry extends Speaker {
  * recommendation): a new engine is its folder and one line here.
  */
 const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions, log?: EngineLog) => Promise<Engine> }> = [
+  { name: 'kokoro', start: (options, log) => KokoroEngine.create({ ...options, hostModule: options.hostModules?.kokoro, log }) },
   { name: 'piper', start: (options, log) => PiperEngine.create({ ...options, hostModule: options.hostModules?.piper, log }) },
   { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModules }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModule: hostModules?.rhvoice }) },
   { name: 'festival', start: ({ jobTimeoutMs, tempDir, festivalPath }) => FestivalEngine.create({ jobTimeoutMs, tempDir, festivalPath }) },

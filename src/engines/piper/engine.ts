@@ -10,41 +10,11 @@ import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PhonemesInfo, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 import { markRecommended, startUpVoice } from '../recommended.js';
-import { ORT_HOST_ENV, type OnnxRuntimeInfo } from '../onnx/runtime.js';
+import { modelSpeed, ONNX_HOST_ENV, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
+import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 
-export interface PiperEngineOptions {
-  /** Where the voices are (`<voice>.onnx` with `<voice>.onnx.json`, in any subfolder); none: no voices. */
-  voicesDir?: string;
-  /** Cores one inference may use (its threads, at most the machine's); one process runs every job, one inference at a time. */
-  poolSize: number;
-  /** 1: the process is started ahead of demand (it loads a voice on its first job for it); 0: on the first job. */
-  warm?: 0 | 1;
-  /** A per-job time limit for callers with no deadline of their own; the service passes each job's deadline in its signal instead. */
-  jobTimeoutMs?: number;
-  /** How long its process may take to start; a start that misses it is tried once more. */
-  startTimeoutMs?: number;
-  /** Where the engine's processes keep temporary files (their TMPDIR); default the OS temp dir. */
-  tempDir?: string;
-  /** The start-up voice (`auto` or an id): when it is one of these voices, its model loads as soon as the process is up. */
-  warmVoice?: string;
-  /** Host entry module; tests substitute one that misbehaves on purpose. */
-  hostModule?: string;
-  /** ONNXRUNTIME_LIBRARY: the ONNX Runtime library file, or `npm` for onnxruntime-node's; none, the installed 1.32 (engines/onnx/runtime.ts). */
-  onnxRuntimeLibrary?: string;
-  /** Where the engine says, once, that it runs on a fallback (onnxruntime-node's runtime, eSpeak NG's WebAssembly build). */
-  log?: { warn(obj: object, msg: string): void };
-}
-
-// A host collects the garbage once a model is loaded (see model.ts), and keeps a small young generation (as
-// bin/voxreel does): 50-120 MB less resident after a few sentences, measured.
-const HOST_EXEC_ARGV = ['--expose-gc', '--max-semi-space-size=2'];
-/**
- * glibc's allocator in at most two arenas: each of koffi's threads that runs an inference would otherwise get one of
- * its own and keep what the run freed there. With the idle trim (engines/onnx/idle-trim.ts), a host that has spoken
- * rests at about 270 MB instead of 340 (one arena a thread) or 600 (ONNX Runtime's own arena), for 3-5 % more CPU
- * (en_US-joe-medium, 5 sentences 3 times, two in flight, 3 interleaved runs each).
- */
-const HOST_ENV = { ...ORT_HOST_ENV, MALLOC_ARENA_MAX: '2' };
+/** Piper's voices are `<voice>.onnx` with `<voice>.onnx.json`, in any subfolder of `voicesDir`. */
+export type PiperEngineOptions = OnnxEngineOptions;
 
 /** What a host process holds, for diagnostics and tests. */
 export interface PiperHostStats {
@@ -106,8 +76,8 @@ export class PiperEngine implements Engine {
       module: options.hostModule ?? hostModulePath('piper-host', import.meta.url),
       args: [String(threads), options.onnxRuntimeLibrary ?? '', ...startUpModel(catalog, options.warmVoice)],
       isResult: isPiperResult,
-      execArgv: HOST_EXEC_ARGV,
-      env: HOST_ENV,
+      execArgv: ONNX_HOST_EXEC_ARGV,
+      env: ONNX_HOST_ENV,
       tempDir: options.tempDir,
       startTimeoutMs: options.startTimeoutMs,
       jobTimeoutMs: options.jobTimeoutMs,
@@ -117,12 +87,7 @@ export class PiperEngine implements Engine {
     });
     const engine = new PiperEngine(catalog, host, options.log);
     if (catalog.size > 0 && (options.warm ?? 1) === 1) {
-      try {
-        await host.warmUp();
-      } catch (error) {
-        await host.close();
-        throw error;
-      }
+      await warmHost(host);
       // Said at start-up, while the first voice loads: the fallback's line in the log.
       engine.runtimes().catch(() => undefined);
     }
@@ -170,8 +135,7 @@ export class PiperEngine implements Engine {
   async synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
     const choice = this.catalog.find(voiceId);
     if (!choice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
-    const speed = options.speed ?? 1;
-    if (!(speed > 0 && Number.isFinite(speed))) throw new AppError('VALIDATION_ERROR', { field: 'speed', message: 'speed must be a positive number.' });
+    const speed = modelSpeed(options.speed);
     const source = sanitizeText(text);
     for (const span of options.phonemes ?? []) assertSpeakableIpa(span.ipa, choice.model.phonemeIds, voiceId);
     const job: PiperJob = {

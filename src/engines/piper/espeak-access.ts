@@ -18,8 +18,12 @@ export interface EspeakAccess {
   setVoice(voice: string): boolean;
   /** Synthesizes SSML at EVENT_PASS_RATE, its audio dropped, handing each event to `onEvent` in order. */
   synthesizeEvents(ssml: string, onEvent: (event: EspeakEvent) => void): void;
-  /** espeak_TextToPhonemes in IPA, clause by clause, over plain text (not SSML), as Piper calls it. */
-  textToPhonemes(text: string): string[];
+  /**
+   * espeak_TextToPhonemes in IPA, clause by clause, over plain text (not SSML), as Piper calls it; with `tie`, the
+   * phonemes of one sound (t^ʃ, a^ɪ) joined by it, as Kokoro's phonemizers call it (native build only: the
+   * WebAssembly binding takes no phoneme mode).
+   */
+  textToPhonemes(text: string, tie?: string): string[];
 }
 
 /**

@@ -26,6 +26,8 @@ const espeakRATE = 1;
  */
 const EVENT_RATE = EVENT_PASS_RATE - 1;
 const espeakPHONEMES_IPA = 0x02;
+/** speak_lib.h: bit 7 asks for a tie between the letters of one phoneme, the tie itself in bits 8-23. */
+const espeakPHONEMES_TIE = 0x80;
 const EE_OK = 0;
 
 const EVENT_TYPES: readonly EspeakEvent['type'][] = ['list_terminated', 'word', 'sentence', 'mark', 'play', 'end', 'msg_terminated', 'phoneme', 'samplerate'];
@@ -141,7 +143,8 @@ export class NativeEspeak implements EspeakAccess {
     }
   }
 
-  textToPhonemes(text: string): string[] {
+  textToPhonemes(text: string, tie?: string): string[] {
+    const mode = tie === undefined ? espeakPHONEMES_IPA : espeakPHONEMES_IPA | espeakPHONEMES_TIE | ((tie.codePointAt(0) ?? 0) << 8);
     const bytes = Buffer.from(`${text}\0`, 'utf8');
     // eSpeak reads the text after this call returns, clause by clause: memory that does not move.
     const copy = koffi.alloc('uint8_t', bytes.length) as bigint;
@@ -149,7 +152,7 @@ export class NativeEspeak implements EspeakAccess {
       koffi.encode(copy, koffi.array('uint8_t', bytes.length), bytes);
       const cursor: [bigint | null] = [copy];
       const clauses: string[] = [];
-      while (cursor[0]) clauses.push(this.binding.textToPhonemes(cursor, espeakCHARS_AUTO, espeakPHONEMES_IPA) ?? '');
+      while (cursor[0]) clauses.push(this.binding.textToPhonemes(cursor, espeakCHARS_AUTO, mode) ?? '');
       return clauses;
     } finally {
       koffi.free(copy);

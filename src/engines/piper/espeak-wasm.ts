@@ -34,7 +34,8 @@ export class WasmEspeak implements EspeakAccess {
     });
   }
 
-  textToPhonemes(text: string): string[] {
+  textToPhonemes(text: string, tie?: string): string[] {
+    if (tie !== undefined) throw new Error("eSpeak NG's WebAssembly build gives no tied phonemes");
     const pointer = this.espeak.getPointer(this.worker.text_to_phonemes(text, 1));
     const heap = this.espeak.HEAPU8;
     const end = heap.indexOf(0, pointer);

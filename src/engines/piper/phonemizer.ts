@@ -91,17 +91,20 @@ function eventPhonemes(words: readonly EventWord[], firstWord: number): Labelled
 
 /**
  * Labels each character of Piper's clause with the event word it spells, when both spell the same phonemes once
- * stress marks and spaces are dropped; a stress mark goes with the phoneme after it, a space with no word.
+ * stress marks, spaces and ties are dropped; a stress mark goes with the phoneme after it, a tie with the one before
+ * it, a space with no word.
  */
-function alignClause(exact: string, words: readonly EventWord[], firstWord: number): Labelled | undefined {
+function alignClause(exact: string, words: readonly EventWord[], firstWord: number, tie: string | undefined): Labelled | undefined {
   const owners = words.flatMap((word, index) => [...withoutStress(word.phonemes)].map(() => firstWord + index));
   const chars = [...exact];
-  const bare = chars.filter((char) => char !== ' ' && !STRESS_MARKS.has(char));
+  const spelled = (char: string) => char !== ' ' && char !== tie && !STRESS_MARKS.has(char);
+  const bare = chars.filter(spelled);
   if (bare.join('') !== words.map((word) => withoutStress(word.phonemes)).join('')) return undefined;
   const labels = new Array<number>(chars.length).fill(-1);
   let next = 0;
   chars.forEach((char, index) => {
-    if (char !== ' ' && !STRESS_MARKS.has(char)) labels[index] = owners[next++] ?? -1;
+    if (spelled(char)) labels[index] = owners[next++] ?? -1;
+    else if (char === tie) labels[index] = labels[index - 1] ?? -1;
   });
   for (let index = chars.length - 2; index >= 0; index--) {
     if (STRESS_MARKS.has(chars[index] ?? '')) labels[index] = labels[index + 1] ?? -1;
@@ -150,11 +153,14 @@ export class Phonemizer {
     return this.espeak.build;
   }
 
-  /** `text` must have gone through sanitizeText(); `voice` is the config's espeak.voice. */
-  phonemize(text: string, voice: string): PhonemizedText {
+  /**
+   * `text` must have gone through sanitizeText(); `voice` is the config's espeak.voice. `tie`: the phonemes of one
+   * sound joined by it (t^ʃ), as Kokoro's phonemizer asks for them (native build only, see EspeakAccess).
+   */
+  phonemize(text: string, voice: string, tie?: string): PhonemizedText {
     this.setVoice(voice);
     const events = this.eventClauses(text);
-    const exact = this.exactClauses(text);
+    const exact = this.exactClauses(text, tie);
     const exactUsable = exact.length === events.length;
     // eSpeak may end with an empty clause (after a closing quote): Piper skips it.
     const kept = events.flatMap((clause, index) => {
@@ -172,7 +178,7 @@ export class Phonemizer {
       }
       const firstWord = wordOffsets.length;
       wordOffsets.push(...clause.words.map((word) => word.textOffset));
-      const aligned = clause.exact === undefined ? undefined : alignClause(clause.exact, clause.words, firstWord);
+      const aligned = clause.exact === undefined ? undefined : alignClause(clause.exact, clause.words, firstWord, tie);
       const { chars, labels } = aligned ?? eventPhonemes(clause.words, firstWord);
       const terminator = clauseTerminator(text, kept[index + 1]?.words[0]?.textOffset ?? text.length);
       const tail = PAUSES.has(terminator) ? `${terminator} ` : terminator;
@@ -225,7 +231,7 @@ export class Phonemizer {
   }
 
   /** espeak_TextToPhonemes per clause, as Piper gets them (IPA), without language-switch flags. */
-  private exactClauses(text: string): string[] {
-    return this.espeak.textToPhonemes(text).map((clause) => clause.replace(LANGUAGE_SWITCH, ''));
+  private exactClauses(text: string, tie: string | undefined): string[] {
+    return this.espeak.textToPhonemes(text, tie).map((clause) => clause.replace(LANGUAGE_SWITCH, ''));
   }
 }

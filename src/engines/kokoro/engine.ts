@@ -1,0 +1,128 @@
+import { availableParallelism } from 'node:os';
+import { AppError } from '../../errors.js';
+import type { Voice } from '../voice.js';
+import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import { hostModulePath } from '../hosts/node-host.js';
+import { SharedHost } from '../hosts/shared-host.js';
+import { sanitizeText } from '../mapped-text.js';
+import { modelSpeed, ONNX_HOST_ENV, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
+import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
+import { piperWordTimings } from '../piper/words.js';
+import { markRecommended, startUpVoice } from '../recommended.js';
+import { KokoroCatalog } from './catalog.js';
+import { KOKORO_ENGINE } from './packs.js';
+import { kokoroSymbols } from './phonemes/ipa.js';
+import { isKokoroResult, type KokoroJob, type KokoroResult } from './protocol.js';
+
+/** The model and packs are in `voicesDir`'s kokoro/ folder (script/voices.ts puts them there). */
+export type KokoroEngineOptions = OnnxEngineOptions;
+
+/** Whether the start-up voice is one of these (`auto`: the recommended American English one, as the registry ranks Kokoro first). */
+function startsWithIt(catalog: KokoroCatalog, choice: string | undefined): boolean {
+  if (choice === undefined) return false;
+  return startUpVoice(markRecommended(catalog.list()), choice, (id) => catalog.find(id)?.voice) !== undefined;
+}
+
+/** What the host process holds, for diagnostics and tests. */
+export interface KokoroHostStats {
+  pid: number;
+  /** The model is loaded (it starts loading with the process). */
+  loaded: boolean;
+  rssBytes: number;
+  onnxruntime: OnnxRuntimeInfo | null;
+}
+
+/**
+ * Kokoro-82M (StyleTTS 2 with an iSTFTNet vocoder, 24 kHz) on ONNX Runtime in one child process that loads the
+ * model once and takes every job; its voices are style packs, and blends of them.
+ */
+export class KokoroEngine implements Engine {
+  readonly name = KOKORO_ENGINE;
+  private nextTicket = 1;
+  private fallbackSaid = false;
+
+  private constructor(
+    private readonly catalog: KokoroCatalog,
+    private readonly host: SharedHost<KokoroJob, KokoroResult>,
+    private readonly log: KokoroEngineOptions['log'],
+  ) {}
+
+  /** Lists the installed packs; without the model or any pack, no process is ever started. */
+  static async create(options: KokoroEngineOptions): Promise<KokoroEngine> {
+    const catalog = await KokoroCatalog.scan(options.voicesDir);
+    const threads = Math.max(1, Math.min(options.poolSize, availableParallelism()));
+    const host = new SharedHost<KokoroJob, KokoroResult>({
+      module: options.hostModule ?? hostModulePath('kokoro-host', import.meta.url),
+      args: [String(threads), options.onnxRuntimeLibrary ?? '', catalog.modelPath ?? '', startsWithIt(catalog, options.warmVoice) ? '1' : '0'],
+      isResult: isKokoroResult,
+      execArgv: ONNX_HOST_EXEC_ARGV,
+      env: ONNX_HOST_ENV,
+      tempDir: options.tempDir,
+      startTimeoutMs: options.startTimeoutMs,
+      jobTimeoutMs: options.jobTimeoutMs,
+      ping: { kind: 'stats' },
+      cancel: (job) => (job.kind === 'synthesize' ? { kind: 'cancel', ticket: job.ticket } : undefined),
+    });
+    const engine = new KokoroEngine(catalog, host, options.log);
+    if (catalog.size > 0 && (options.warm ?? 1) === 1) {
+      await warmHost(host);
+      engine.hostStats().catch(() => undefined);
+    }
+    return engine;
+  }
+
+  listVoices(): Promise<Voice[]> {
+    return Promise.resolve(this.catalog.list());
+  }
+
+  findVoice(voiceId: string): Voice | undefined {
+    return this.catalog.find(voiceId)?.voice;
+  }
+
+  /** `options.speed` is the model's own: it says each phoneme that many times faster (its durations divided by it). */
+  async synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
+    const choice = this.catalog.find(voiceId);
+    if (!choice) throw new AppError('UNKNOWN_VOICE', { field: 'voice' });
+    const speed = modelSpeed(options.speed);
+    const source = sanitizeText(text);
+    const phonemes = (options.phonemes ?? []).map(({ start, end, ipa }) => ({ start, end, symbols: kokoroSymbols(ipa, choice.language, choice.voice.id) }));
+    const job: KokoroJob = {
+      kind: 'synthesize',
+      ticket: this.nextTicket++,
+      text: source,
+      language: choice.language,
+      style: choice.style,
+      speed,
+      ...(phonemes.length > 0 ? { phonemes } : {}),
+    };
+    const result = await this.host.run(job, options);
+    if (result.kind === 'refused') throw new AppError(result.code, { field: 'text', message: result.message });
+    if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'Kokoro answered with something else than speech.' });
+    return {
+      samples: result.samples,
+      sampleRate: result.sampleRate,
+      ...(result.words ? { words: piperWordTimings(source, choice.voice.language, result.words, result.sampleRate) } : {}),
+    };
+  }
+
+  /** What the host process holds (starting it if none runs); a fallback runtime is said once in the log. */
+  async hostStats(options: SynthesizeOptions = {}): Promise<KokoroHostStats> {
+    const result = await this.host.run({ kind: 'stats' }, options);
+    if (result.kind !== 'stats') throw new AppError('ENGINE_FAILED', { message: 'Kokoro answered with something else than its stats.' });
+    const { pid, loaded, rssBytes, onnxruntime } = result;
+    if (onnxruntime?.fallback && !this.fallbackSaid) {
+      this.fallbackSaid = true;
+      this.log?.warn({ engine: KOKORO_ENGINE, onnxruntime: onnxruntime.version }, `Kokoro runs on onnxruntime-node's ONNX Runtime ${onnxruntime.version}: ${onnxruntime.fallback}`);
+    }
+    return { pid, loaded, rssBytes, onnxruntime };
+  }
+
+  close(): Promise<void> {
+    return this.host.close();
+  }
+
+  /** PIDs of the engine's child processes (diagnostics, tests). */
+  pids(): number[] {
+    return this.host.pids();
+  }
+}
