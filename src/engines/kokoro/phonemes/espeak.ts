@@ -107,7 +107,11 @@ export function phonemizedOf(text: string, wordOffsets: readonly number[], { cha
   const words: KokoroPhonemeWord[] = [];
   wordOffsets.forEach((textOffset, word) => {
     const span = spans.get(word);
-    if (span) words.push({ textOffset, textLength: wordLength(text, textOffset), phonemeStart: span[0], phonemeEnd: span[1] });
+    if (!span) return;
+    const previous = words.at(-1);
+    // eSpeak NG reads a number as several words ("42": forty, two), each from where it starts: one word of the text.
+    if (previous && textOffset < previous.textOffset + previous.textLength) previous.phonemeEnd = span[1];
+    else words.push({ textOffset, textLength: wordLength(text, textOffset), phonemeStart: span[0], phonemeEnd: span[1] });
   });
   return { phonemes: chars.join(''), words };
 }

@@ -6,7 +6,7 @@ import { tokenOf } from '../tokens.js';
 import { TIE, toKokoroSymbols } from './espeak.js';
 
 /** The pairs eSpeak NG ties, which misaki's rules then write as one symbol. */
-const TIED = /(?<=a)(?=[ɪʊ])|(?<=d)(?=[ʒz])|(?<=e)(?=[ɪə])|(?<=t)(?=[ʃs])|(?<=ɔ)(?=ɪ)|(?<=o)(?=ʊ)|(?<=ə)(?=[ʊl])|(?<=s)(?=s)/gu;
+const TIED = /(?<=a)(?=[ɪʊ])|(?<=d)(?=[ʒz])|(?<=e)(?=[ɪə])|(?<=t)(?=[ʃs])|(?<=ɔ)(?=ɪ)|(?<=o)(?=ʊ)|(?<=ə)(?=ʊ)|(?<=s)(?=s)/gu;
 
 /**
  * `ipa` as the symbols a pack of `language` says; 422 UNSUPPORTED_SSML naming the first symbol Kokoro has none for
