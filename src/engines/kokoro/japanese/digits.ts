@@ -193,8 +193,8 @@ class NodeList {
   toArray(): NjdNode[] {
     const nodes: NjdNode[] = [];
     for (let node = this.head; node; node = node.next) {
-      const { string, pos, posGroup1, posGroup2, orig, read, pron, moraSize, start, end } = node;
-      nodes.push({ string, pos, posGroup1, posGroup2, orig, read, pron, moraSize, start, end });
+      const { string, pos, posGroup1, posGroup2, ctype, cform, orig, read, pron, moraSize, start, end } = node;
+      nodes.push({ string, pos, posGroup1, posGroup2, ctype, cform, orig, read, pron, moraSize, start, end });
     }
     return nodes;
   }

@@ -10,6 +10,7 @@ import { afterNumerals, beforeNumerals } from './adjustments.js';
 import { readNumerals } from './digits.js';
 import { katakanaToHiragana, wordPhonemes } from './kana.js';
 import { Mecab, type MecabOptions } from './mecab.js';
+import { readNani } from './nani.js';
 import { njdNodes, type NjdNode } from './njd.js';
 import { normalizeForMecab } from './normalize.js';
 import { joinTokens, type PhonemeToken } from './punctuation.js';
@@ -54,7 +55,7 @@ function sourceSpan(mapped: MappedText, first: NjdNode, last: NjdNode): Span | u
 export async function japanesePhonemes(text: string, options?: MecabOptions): Promise<KokoroPhonemized> {
   const reader = openJapaneseReader(options);
   const mapped = normalizeForMecab(text);
-  const nodes = afterNumerals(readNumerals(beforeNumerals(njdNodes(reader.parse(mapped.text)))));
+  const nodes = afterNumerals(readNani(readNumerals(beforeNumerals(njdNodes(reader.parse(mapped.text))))));
   const tokens: PhonemeToken[] = [];
   const spans: Span[] = [];
   for (const [start, end] of groupMorphemes(nodes.map((node) => node.string))) {

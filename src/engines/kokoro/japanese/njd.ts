@@ -11,6 +11,9 @@ export interface NjdNode {
   pos: string;
   posGroup1: string;
   posGroup2: string;
+  /** Conjugation type and form. */
+  ctype: string;
+  cform: string;
   /** Base form. */
   orig: string;
   /** Reading in katakana (the pronunciation differs: は as a particle is read ハ, pronounced ワ). */
@@ -68,10 +71,10 @@ function spelled(text: string, at: number): [number, string] | undefined {
 
 /** NJDNode_load: one node, or several for an entry chained of words (accent field `a/m:a/m`, readings split at ':'). */
 function load(morpheme: RawMorpheme): NjdNode[] {
-  const [pos = '', posGroup1 = '', posGroup2 = '', , , , orig = '', read = '', pron = '', acc = ''] = morpheme.features;
+  const [pos = '', posGroup1 = '', posGroup2 = '', , ctype = '', cform = '', orig = '', read = '', pron = '', acc = ''] = morpheme.features;
   const start = morpheme.offset;
   const end = start + morpheme.surface.length;
-  const node = { string: morpheme.surface, pos, posGroup1, posGroup2, orig, read: read || '*', pron: pron || '*', moraSize: 0, start, end };
+  const node = { string: morpheme.surface, pos, posGroup1, posGroup2, ctype, cform, orig, read: read || '*', pron: pron || '*', moraSize: 0, start, end };
   // A symbol, or a word the dictionary lacks (no accent field): no moras, its reading decided below.
   if (acc.includes('*') || !acc.includes('/')) return [node];
   const accents = acc.split('/').length - 1;
@@ -102,8 +105,8 @@ function moraSize(accent: string): number {
 
 /** NJDNode_load on a node of the list from a feature line (`string,pos,...,orig,read,pron,accent`): Open JTalk's rules use it to rewrite a word. */
 export function loadFeature(node: NjdNode, feature: string): void {
-  const [string = '', pos = '', posGroup1 = '', posGroup2 = '', , , , orig = '', read = '', pron = '', acc = ''] = feature.split(',');
-  Object.assign(node, { string, pos, posGroup1, posGroup2, orig, read: read || '*', pron: pron || '*', moraSize: moraSize(acc) });
+  const [string = '', pos = '', posGroup1 = '', posGroup2 = '', , ctype = '', cform = '', orig = '', read = '', pron = '', acc = ''] = feature.split(',');
+  Object.assign(node, { string, pos, posGroup1, posGroup2, ctype, cform, orig, read: read || '*', pron: pron || '*', moraSize: moraSize(acc) });
 }
 
 /** A node without moras read as spelled (a filler), as ？ or ！, or as a pause (a symbol). */
@@ -132,6 +135,8 @@ function readUnread(node: NjdNode): void {
     node.pos = SYMBOL;
     node.posGroup1 = '読点';
     node.posGroup2 = '*';
+    node.ctype = '*';
+    node.cform = '*';
   }
 }
 
