@@ -234,7 +234,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const { box, look } = captions;
   const { box: boxed } = STYLE_PRESETS[look.style];
   const font = captionFont(look.family, captions.language);
-  // A soft shadow: its edges blurred (libass blurs the outline and shadow, not the letters inside an outline).
+  // A soft shadow: its edges blurred (libass blurs the outline and shadow, not the letters inside an outline). The
+  // emoji's layers have no outline: there it would blur the picture itself.
   const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
@@ -252,7 +253,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     // With a highlight box, the box's event (the same text laid out alike, only the spoken word's box shown) goes under the rest.
     const under = boxStyle ? [`Dialogue: 0,${times},Box,,0,0,0,,${BOX_HIDDEN}${dialogueText(lines, state.word, font, captions, blank, sizes, BOX_LIT)}`] : [];
     const layerOffset = under.length;
-    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${soft}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`)];
+    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`)];
   });
   const title = captions.title ? titleEvents(captions, captions.title, font, canvas) : [];
   return [

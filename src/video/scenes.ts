@@ -26,7 +26,7 @@ export interface Scene {
 
 /**
  * The scenes' first frames: the first frame at or after their start (as words light up), a `sentence` scene at its
- * sentence's first spoken word (0 is the first sentence, counted as `marks` counts them). A scene that starts at or
+ * sentence's first spoken word (0 is the first sentence, counted as `marks` counts them), a scene at sentence 0 at frame 0. A scene that starts at or
  * after the last frame is never seen and is left out. Throws INVALID_SCENES (422) for a sentence past the last one
  * and for starts that do not rise.
  */
@@ -41,7 +41,9 @@ export function placeScenes(requests: readonly SceneRequest[], sentences: readon
           message: `Scene ${index} starts at sentence ${scene.sentence}, but the narration has ${sentences.length} sentences (counted from 0).`,
         });
       }
-      seconds = sentence.start;
+      // The first sentence's scene is the video's first picture (the cover most platforms show), whatever silence
+      // the voice starts with.
+      seconds = scene.sentence === 0 ? 0 : sentence.start;
     } else {
       seconds = scene.start;
     }

@@ -4,6 +4,7 @@ import { limitsOf, runPipeline, runProcess, type Command, type ProcessLimits } f
 import { AAC_CUTOFF, AUDIO_ENCODINGS, lowerCeiling, METER_MARGIN, PEAK_RETRIES, peakCeilingFor } from '../speech/audio-encoding.js';
 import { gatedLoudness, hopEnergies, integratedLoudness, loudnessPower, monoTarget, normalizeLoudness, TRUE_PEAK_CEILING, TruePeakMeter, type HopEnergies } from '../speech/loudness.js';
 import type { Speech } from '../speech/speech.js';
+import { LoudnessMeter } from './heard-loudness.js';
 import { soundtrackChannels, type Channels } from './options.js';
 
 export type { Channels } from './options.js';
@@ -85,20 +86,37 @@ export async function encodeSoundtrack(ffmpeg: Ffmpeg, options: SoundtrackOption
   const channels = soundtrackChannels(options.channels, music !== undefined);
   const peakCeiling = options.peakCeiling ?? peakCeilingFor('aac');
   if (!music) {
-    // The encoder starts at once (some 80 ms of loading) and gets the samples once they are brought to the target
-    // here, as 32-bit floats: the gain applied without rounding.
     const perChannel = loudness === undefined ? undefined : monoTarget(loudness, channels);
-    const samples = nextTurn().then(() => {
-      const { samples: held, gain } = perChannel === undefined ? { samples: speech.samples, gain: 0 } : normalizeLoudness(speech.samples, speech.sampleRate, perChannel, peakCeiling);
-      return floatPcm(held, gain);
-    });
     const inputs = ['-probesize', '32', '-analyzeduration', '0', '-f', 'f32le', '-ar', String(speech.sampleRate), '-ac', '1', '-i', 'pipe:0'];
     const filters = channels === 2 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : [];
-    const meter = new TruePeakMeter(channels);
-    // A failure to make the samples is the one reported (the encoder waiting for them is killed). The band limited to
-    // the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
-    await Promise.all([samples, runPipeline(encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 }), { ...limits, input: samples, onStdout: (pcm) => meter.push(pcm) })]);
-    return loudness === undefined ? undefined : meter.finish() + METER_MARGIN;
+    // The encoder starts at once (some 80 ms of loading) and gets the samples once they are brought to the target
+    // here, as 32-bit floats: the gain applied without rounding. What a player decodes is metered as it comes: its
+    // true peak, and its loudness, which resampling and the encoder can move some tenths of a LU (a short Piper
+    // sentence 0.5 LU); one that misses the target by more than MIX_TOLERANCE is encoded again with that made up.
+    const encodeVoice = async (correction: number): Promise<{ peak: number; heard: number }> => {
+      const samples = nextTurn().then(() => {
+        const { samples: held, gain } = perChannel === undefined ? { samples: speech.samples, gain: 0 } : reachLoudness(speech.samples, speech.sampleRate, perChannel + correction, peakCeiling);
+        return floatPcm(held, gain);
+      });
+      const meter = new TruePeakMeter(channels);
+      const heard = new LoudnessMeter(VIDEO_SAMPLE_RATE, channels);
+      // A failure to make the samples is the one reported (the encoder waiting for them is killed). The band limited to
+      // the voice's own (a 22 kHz voice has nothing over 11 kHz): less for the encoder to do.
+      const pipeline = encodeAndHear(ffmpeg, inputs, filters, { channels, output, cutoff: speech.sampleRate / 2 });
+      const hear = (pcm: Buffer) => {
+        meter.push(pcm);
+        if (perChannel !== undefined) heard.push(pcm);
+      };
+      await Promise.all([samples, runPipeline(pipeline, { ...limits, input: samples, onStdout: hear })]);
+      return { peak: meter.finish() + METER_MARGIN, heard: perChannel === undefined ? Number.NaN : heard.finish() };
+    };
+    let correction = 0;
+    for (let attempt = 0; ; attempt += 1) {
+      const { peak, heard } = await encodeVoice(correction);
+      if (loudness === undefined) return undefined;
+      if (!Number.isFinite(heard) || Math.abs(loudness - heard) <= MIX_TOLERANCE || attempt === MIX_RETRIES) return peak;
+      correction += loudness - heard;
+    }
   }
 
   // ffmpeg decodes the music while the voice is measured here. The voice is brought near the target on its own,
@@ -186,6 +204,27 @@ function encodeAndHear(ffmpeg: Ffmpeg, inputs: readonly string[], filters: reado
     },
     { command: ffmpeg.tools.ffmpeg, args: ['-nostdin', '-hide_banner', '-v', 'error', '-f', 'aac', '-i', 'pipe:0', '-ac', String(channels), '-f', 's16le', 'pipe:1'] },
   ];
+}
+
+/** Passes of normalizeLoudness at most: each one after the first limits what the one before left short of the target. */
+const LOUDNESS_PASSES = 3;
+/** Short of the target by more than this after a pass: another pass. */
+const PASS_TOLERANCE = 0.1;
+
+/**
+ * normalizeLoudness, passed again over its own output while that falls short of the target: its makeup gain is
+ * bounded, and speech whose peaks stand far above its loudness (Piper's, 19-20 dB) ended up to 1.5 LU under -14 LUFS.
+ */
+function reachLoudness(samples: Int16Array, sampleRate: number, target: number, ceiling: number): { samples: Int16Array; gain: number } {
+  let reached = { samples, gain: 0 };
+  for (let pass = 0; pass < LOUDNESS_PASSES; pass += 1) {
+    const next = normalizeLoudness(reached.samples, sampleRate, target - reached.gain, ceiling - reached.gain);
+    const limited = next.samples !== reached.samples;
+    reached = { samples: next.samples, gain: reached.gain + next.gain };
+    // Unlimited, the gain alone meets the target exactly.
+    if (!limited || Math.abs(target - (integratedLoudness(reached.samples, sampleRate) + reached.gain)) <= PASS_TOLERANCE) break;
+  }
+  return reached;
 }
 
 /** 16-bit samples times a gain in dB, as 32-bit floats (−1 to 1 at full scale) for ffmpeg's f32le. */

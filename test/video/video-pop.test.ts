@@ -178,6 +178,44 @@ describe('POST /tts-video: platform presets and the pop options', () => {
   });
 });
 
+describe('emoji in pop (issue 38)', () => {
+  /** The sharpest step of green between two neighbouring pixels over the flag's red disc and around it: a crisp edge is one or two pixels wide. */
+  const sharpest = (frame: Buffer, width: number): number => {
+    const red = (offset: number) => (frame[offset] as number) > 150 && (frame[offset + 1] as number) < 60 && (frame[offset + 2] as number) < 90;
+    let box: { left: number; right: number; top: number; bottom: number } | undefined;
+    for (let offset = 0; offset + 2 < frame.length; offset += 3) {
+      if (!red(offset)) continue;
+      const [x, y] = [(offset / 3) % width, Math.floor(offset / 3 / width)];
+      box = box ? { left: Math.min(box.left, x), right: Math.max(box.right, x), top: Math.min(box.top, y), bottom: Math.max(box.bottom, y) } : { left: x, right: x, top: y, bottom: y };
+    }
+    expect(box, 'the flag is drawn').toBeDefined();
+    let step = 0;
+    for (let y = box!.top; y <= box!.bottom; y += 1) {
+      for (let x = box!.left - 6; x < box!.right + 6; x += 1) {
+        const at = (y * width + x) * 3 + 1;
+        step = Math.max(step, Math.abs((frame[at] as number) - (frame[at + 3] as number)));
+      }
+    }
+    return step;
+  };
+
+  it('draws emoji as crisp as karaoke does: the soft shadow blurs the text\'s outline, never the picture', async () => {
+    const text = 'We love Tokyo 🇯🇵';
+    const steps: number[] = [];
+    for (const style of ['karaoke', 'pop'] as const) {
+      const { file, captions } = await render(`emoji-${style}`, text, { style });
+      const last = captions.states.at(-1)!;
+      const frame = await decodeFrame(file, last.endFrame - 1, FPS);
+      steps.push(sharpest(frame, captions.box.width));
+      await screenshot('captions', `emoji-flag-${style}`, file, last.endFrame - 1);
+    }
+    const [karaoke, pop] = steps as [number, number];
+    // Blurred (\blur3 on the picture), the disc's edge spread over some 8 pixels: steps of about 40.
+    expect(pop).toBeGreaterThan(110);
+    expect(pop).toBeGreaterThan(0.8 * karaoke);
+  });
+});
+
 describe('a title over the first seconds', () => {
   it('is drawn at the top of the safe area while its seconds last, then gone; the captions go on below it', async () => {
     const text = 'The captions carry on below the title as the voice goes on speaking for a while';

@@ -71,6 +71,10 @@ describe('placing scenes', () => {
     expect(placeScenes([{ background: red, start: 1 / 30 + 0.0001 }], sentences, FPS, 90)[0]?.startFrame).toBe(2);
   });
 
+  it('starts a scene at sentence 0 on frame 0, whatever silence the voice starts with (issue 38)', () => {
+    expect(placeScenes([{ background: red, sentence: 0 }, { background: red, sentence: 1 }], sentences, FPS, 90).map((scene) => scene.startFrame)).toEqual([0, 45]);
+  });
+
   it('refuses a sentence past the last one and starts that do not rise, naming the scene', () => {
     const refusal = (run: () => unknown) => {
       try {
@@ -170,6 +174,14 @@ describe('scenes through POST /tts-video', () => {
       expect(response.statusCode, response.body).toBe(status);
       expect(response.json()).toMatchObject({ error: { code, ...(field ? { field } : {}) } });
     };
+    // A scene at sentence 0 is the first frame, the cover most platforms show (issue 38: eSpeak's leading silence left
+    // the fallback background on frames 0-1).
+    const first = await t.app.inject({ method: 'POST', url: '/tts-video', payload: { ...body, background: '#1030E0', scenes: [{ background: '#E01010', sentence: 0 }, { background: { image: id }, sentence: 1 }] } });
+    expect(first.statusCode, first.body).toBe(200);
+    const firstFile = path.join(t.outputDir, 'video', path.basename(first.json<TtsVideoResponse>().url));
+    expectNear(await corner(firstFile, 0), RED);
+    expectNear(await corner(firstFile, 1), RED);
+
     await refuse({ scenes: [{ background: '#E01010', sentence: 5 }] }, 422, 'INVALID_SCENES', 'scenes[0].sentence');
     await refuse({ scenes: [{ background: '#E01010', start: 2 }, { background: '#1030E0', start: 1 }] }, 422, 'INVALID_SCENES', 'scenes[1]');
     await refuse({ scenes: [{ background: { image: 'nope' }, start: 0 }] }, 422, 'UNKNOWN_ASSET', 'scenes[0].background.image');
