@@ -241,21 +241,23 @@ export async function removeKokoro(name: string, settings: Pick<KokoroSettings, 
   return existed;
 }
 
-/** `list`: the model and packs installed, each against its pin; true when one needs attention. */
-export async function listKokoro(settings: Pick<KokoroSettings, 'voicesDir' | 'lockPath'>, lines: Lines): Promise<boolean> {
+/** `list`: the model and packs installed, each against its pin: how many, and whether one needs attention. */
+export async function listKokoro(settings: Pick<KokoroSettings, 'voicesDir' | 'lockPath'>, lines: Lines): Promise<{ listed: number; attention: boolean }> {
   const folder = path.join(settings.voicesDir, KOKORO_FOLDER);
   const packs = (await readdir(path.join(folder, PACKS_FOLDER)).catch(() => [] as string[])).filter((entry) => entry.endsWith('.bin')).sort();
   const files = [{ name: KOKORO, file: path.join(folder, MODEL_FILE) }, ...packs.map((entry) => ({ name: `${KOKORO}:${entry.slice(0, -4)}`, file: path.join(folder, PACKS_FOLDER, entry) }))];
   const lock = await readLock(settings.lockPath);
   let attention = false;
+  let listed = 0;
   for (const { name, file } of files) {
     const digest = await digestFile(file).catch(() => undefined);
     if (!digest) continue;
+    listed += 1;
     const pin = Object.hasOwn(lock.voices, name) ? lock.voices[name]?.files[path.basename(file)] : undefined;
     const status = !pin ? `not in ${settings.lockPath}` : pin.sha256 === digest.sha256 && pin.size === digest.size ? 'verified: matches its pin' : `DIFFERS from ${settings.lockPath}: damaged or replaced (add it again)`;
     attention ||= status.startsWith('DIFFERS');
     lines.out(`${name}  ${megabytes(digest.size)}  ${status}`);
     lines.out(`  ${path.basename(file)} ${String(digest.size).padStart(10)} bytes  sha256 ${digest.sha256}`);
   }
-  return attention;
+  return { listed, attention };
 }

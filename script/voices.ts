@@ -138,7 +138,7 @@ function parseAdd(args: string[]): { names: string[]; from: Source | undefined }
     if (arg === '--from' || arg.startsWith('--from=')) {
       const value = arg === '--from' ? args[++i] : arg.slice('--from='.length);
       from = SOURCES.find((source) => source === value);
-      if (!from) throw new VoiceError('USAGE', `--from takes ${SOURCES.join(' or ')}, not "${value ?? ''}"`);
+      if (!from) throw new VoiceError('USAGE', `--from takes ${SOURCES.slice(0, -1).join(', ')} or ${SOURCES.at(-1)}, not "${value ?? ''}"`);
     } else if (arg.startsWith('-')) {
       throw new VoiceError('USAGE', `unknown option ${arg}\n${USAGE}`);
     } else {
@@ -156,8 +156,9 @@ function namesOf(args: string[], command: string): string[] {
 
 async function list(settings: Settings, output: Output): Promise<number> {
   const voices = await scanVoices(settings.voicesDir);
-  let attention = await listKokoro({ voicesDir: settings.voicesDir, lockPath: shown(settings.lockPath) }, output);
-  if (voices.length === 0) output.out(`no Piper voices in ${shown(settings.voicesDir)}`);
+  const kokoro = await listKokoro({ voicesDir: settings.voicesDir, lockPath: shown(settings.lockPath) }, output);
+  let attention = kokoro.attention;
+  if (voices.length === 0 && kokoro.listed === 0) output.out(`no voices in ${shown(settings.voicesDir)}`);
   const lock = await readLock(settings.lockPath);
   for (const { name, files } of voices) {
     const missing = VOICE_FILE_ROLES.filter((role) => !files[role]).map((role) => voiceFileName(name, role));

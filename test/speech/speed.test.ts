@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { postTts, useTestApp } from '../helpers/helpers.js';
 
 /** Each engine's main English voice; the optional engines are installed on CI. */
-const VOICES = ['piper:en_US-joe-medium', 'rhvoice:slt', 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
+const VOICES = ['kokoro:af_heart', 'piper:en_US-joe-medium', 'rhvoice:slt', 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
 const SPEEDS = [0.5, 0.75, 1.5, 2];
 const TEXT = 'The harbour wakes before the town does. Fishing boats slide out past the lighthouse, and the bakery starts its first batch of bread.';
 
