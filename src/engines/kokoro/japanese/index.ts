@@ -14,21 +14,23 @@ import { readNani } from './nani.js';
 import { njdNodes, type NjdNode } from './njd.js';
 import { normalizeForMecab } from './normalize.js';
 import { joinTokens, type PhonemeToken } from './punctuation.js';
-import { groupMorphemes } from './words.js';
+import { groupMorphemes, wordList } from './words.js';
 
 export { MECAB_LIBRARY, NAIST_JDIC_FILES, DEFAULT_DICTIONARY, type MecabOptions } from './mecab.js';
 
 const readers = new Map<string, Mecab>();
 
 /**
- * MeCab with its dictionary, opened on first use and kept for the process (one per library and dictionary); throws
- * an AppError (ENGINE_UNAVAILABLE) naming the missing package, and tries again on the next call.
+ * MeCab with its dictionary, opened on first use and kept for the process (one per library and dictionary), with
+ * misaki's word list: a host may call it at start so that its first text does not wait for them (about 120 ms).
+ * Throws an AppError (ENGINE_UNAVAILABLE) naming the missing package, and tries again on the next call.
  */
 export function openJapaneseReader(options: MecabOptions = {}): Mecab {
   const key = JSON.stringify([options.library, options.dictionary]);
   let reader = readers.get(key);
   if (!reader) {
     reader = Mecab.open(options);
+    wordList();
     readers.set(key, reader);
   }
   return reader;

@@ -9,7 +9,8 @@ const WORDS_FILE = new URL('./ja-words.txt', import.meta.url);
 let words: ReadonlySet<string> | undefined;
 let longest = 0;
 
-function wordList(): ReadonlySet<string> {
+/** The word list, read once per process (about 10 MB of heap). */
+export function wordList(): ReadonlySet<string> {
   if (!words) {
     const list = readFileSync(WORDS_FILE, 'utf8').split('\n').map((line) => line.trim()).filter(Boolean);
     longest = list.reduce((max, word) => Math.max(max, word.length), 0);
