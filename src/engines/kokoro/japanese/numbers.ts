@@ -4,7 +4,9 @@
 // a comma or a point between digits splits them into two numbers (3,500 → さん, ごひゃく). The reference's own
 // oddities stay, so that the phonemes are the ones the voices were trained on: 0 is ゼロ, a leading zero is dropped
 // (03 → さん). One difference: from 10 digits on, misaki gives the English sentence "Number length too long, choose
-// less than 10 digits" (which is then spelled letter by letter); here such a run is read digit by digit.
+// less than 10 digits" (which is then spelled letter by letter); here such a run goes to Open JTalk as digits, which
+// reads it as a number or digit by digit as it judges (digits.ts). Digits of other scripts (٣, ३) stay text here;
+// misaki fails on them.
 const KANA: Readonly<Record<string, string>> = {
   '0': 'ゼロ', '1': 'いち', '2': 'に', '3': 'さん', '4': 'よん', '5': 'ご', '6': 'ろく', '7': 'なな', '8': 'はち', '9': 'きゅう',
   '10': 'じゅう', '100': 'ひゃく', '1000': 'せん', '10000': 'まん', '100000000': 'おく',
