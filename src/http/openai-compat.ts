@@ -2,28 +2,32 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { OpenAiErrorBody } from '../api/openai.js';
 import type { Speaker } from '../engines/types.js';
 
-/** The neural voice OpenAI's names map to where it is installed (VOICES_DIR). */
+/** The neural voice OpenAI's names map to where it is installed (VOICES_DIR) and Kokoro is not. */
 const PIPER_JOE = 'piper:en_US-joe-medium';
+/** Kokoro's packs of OpenAI's names where installed (Kokoro-82M was given some of them), else the packs script/setup installs. */
+const KOKORO_FEMALE = 'kokoro:af_heart';
+const KOKORO_MALE = 'kokoro:am_michael';
 
 /**
  * OpenAI's voice names and the local voices that suit them (gender and character), best first: the first one this
- * machine has wins. Piper and Festival are optional; every list ends with an eSpeak NG voice, which is always there.
- * The male-sounding names go to the Piper voice first; every name falls back to it before eSpeak NG.
+ * machine has wins. Kokoro, Piper and Festival are optional; every list ends with an eSpeak NG voice, which is always
+ * there. Kokoro's voices come first; without them the male-sounding names go to the Piper voice first, and every name
+ * falls back to it before eSpeak NG.
  */
 export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
-  alloy: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
-  ash: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
-  ballad: [PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
-  coral: ['flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
-  echo: [PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
-  fable: [PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
-  nova: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
-  onyx: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
-  sage: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-gb-x-rp+f3'],
-  shimmer: ['flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
-  verse: [PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
-  marin: ['festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
-  cedar: [PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
+  alloy: ['kokoro:af_alloy', KOKORO_FEMALE, 'festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  ash: [KOKORO_MALE, PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
+  ballad: ['kokoro:bm_george', KOKORO_MALE, PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
+  coral: [KOKORO_FEMALE, 'flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  echo: ['kokoro:am_echo', KOKORO_MALE, PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
+  fable: ['kokoro:bm_fable', KOKORO_MALE, PIPER_JOE, 'flite:awb', 'espeak-ng:en-gb-x-rp'],
+  nova: ['kokoro:af_nova', KOKORO_FEMALE, 'festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  onyx: ['kokoro:am_onyx', KOKORO_MALE, PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
+  sage: ['kokoro:bf_emma', KOKORO_FEMALE, 'festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-gb-x-rp+f3'],
+  shimmer: [KOKORO_FEMALE, 'flite:slt', 'festival:slt-hts', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  verse: [KOKORO_MALE, PIPER_JOE, 'flite:kal16', 'espeak-ng:en-us'],
+  marin: [KOKORO_FEMALE, 'festival:slt-hts', 'flite:slt', PIPER_JOE, 'espeak-ng:en-us+f3'],
+  cedar: [KOKORO_MALE, PIPER_JOE, 'flite:rms', 'espeak-ng:en-us'],
 };
 
 /** The first installed of a name's voices in `table` (its keys in lower case); a voxreel voice id stands for itself. */

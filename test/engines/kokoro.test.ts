@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { KokoroEngine } from '../../src/engines/kokoro/engine.js';
 import type { SpeechChunk, WordTiming } from '../../src/engines/types.js';
+import { resolveVoice } from '../../src/http/openai-compat.js';
 import { rms } from '../../src/speech/pcm.js';
 import { postTts, useTestApp } from '../helpers/helpers.js';
 import { probe } from '../helpers/media.js';
@@ -111,6 +112,8 @@ describe.runIf(installed)('Kokoro through the service', () => {
     expect(t.app.engines.listVoices().find((voice) => voice.recommended && voice.language === 'en-US')?.engine).toBe('kokoro');
     const voice = 'kokoro:af_heart(3)+am_michael(1)';
     expect(t.app.engines.findVoice(voice)?.id).toBe(voice);
+    // OpenAI's names go to Kokoro's packs (of their name where installed).
+    expect(['alloy', 'echo', 'sage', 'fable'].map((name) => resolveVoice(t.app.engines, name))).toEqual(['kokoro:af_heart', 'kokoro:am_michael', 'kokoro:bf_emma', 'kokoro:am_michael']);
     const text = 'Blends are voices too. They speak at once.';
     const response = await postTts(t.app, { text, voice, format: 'wav', timestamps: true });
     const file = path.join(t.outputDir, response.url.slice(t.config.cdnUrl.length + 1));

@@ -416,8 +416,10 @@ describe.runIf(installed)('Piper through HTTP', () => {
 
   it('lists the voice, and gives it the male OpenAI voice names', async () => {
     expect(t.app.engines.findVoice(VOICE)).toMatchObject({ engine: 'piper', quality: 'medium' });
-    for (const name of ['ash', 'echo', 'onyx', 'verse', 'cedar', 'ballad', 'fable']) expect(resolveVoice(t.app.engines, name), name).toBe(VOICE);
-    expect(resolveVoice(t.app.engines, 'alloy')).not.toBe(VOICE);
+    // As on a machine without Kokoro, whose voices come first where installed (kokoro.test.ts).
+    const withoutKokoro = { findVoice: (id: string) => (id.startsWith('kokoro:') ? undefined : t.app.engines.findVoice(id)) };
+    for (const name of ['ash', 'echo', 'onyx', 'verse', 'cedar', 'ballad', 'fable']) expect(resolveVoice(withoutKokoro, name), name).toBe(VOICE);
+    expect(resolveVoice(withoutKokoro, 'alloy')).not.toBe(VOICE);
   });
 
   it('POST /tts makes a real mp3 with every word timed', async () => {
