@@ -96,7 +96,7 @@ export class KokoroEngine implements Engine {
       ...(phonemes.length > 0 ? { phonemes } : {}),
     };
     const result = await this.host.run(job, options);
-    if (result.kind === 'refused') throw new AppError(result.code, { field: 'text', message: result.message });
+    if (result.kind === 'refused') throw new AppError(result.code, { message: result.message, ...(result.code === 'UNSUPPORTED_TEXT' ? { field: 'text' } : { retryAfter: 30 }) });
     if (result.kind !== 'speech') throw new AppError('ENGINE_FAILED', { message: 'Kokoro answered with something else than speech.' });
     return {
       samples: result.samples,

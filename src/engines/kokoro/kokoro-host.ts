@@ -10,7 +10,7 @@ import { japanesePhonemes } from './japanese/index.js';
 import { KokoroModel } from './model.js';
 import { espeakPhonemes } from './phonemes/espeak.js';
 import type { KokoroPhonemized } from './phonemes/types.js';
-import type { KokoroJob, KokoroResult } from './protocol.js';
+import { isRefusalCode, type KokoroJob, type KokoroResult } from './protocol.js';
 import { styleOf } from './styles.js';
 import { speak, withSymbols } from './synthesis.js';
 import { RunGate } from './run-gate.js';
@@ -72,10 +72,10 @@ serveJobs<KokoroJob, KokoroResult>(async (job) => {
       running.set(job.ticket, controller);
       try {
         const read = await phonemesOf(job).catch((error: unknown) => {
-          if (error instanceof AppError && error.code === 'UNSUPPORTED_TEXT') return error;
+          if (error instanceof AppError && isRefusalCode(error.code)) return { kind: 'refused' as const, code: error.code, message: error.message };
           throw error;
         });
-        if (read instanceof AppError) return { kind: 'refused', code: 'UNSUPPORTED_TEXT', message: read.message };
+        if ('kind' in read) return read;
         const [style, kokoro, runs, trim] = await Promise.all([styleOf(job.style), model(), gate, idle]);
         loaded = true;
         const voice = {

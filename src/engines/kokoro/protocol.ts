@@ -34,8 +34,19 @@ export type KokoroResult =
   | { kind: 'speech'; samples: Int16Array; sampleRate: number; words: SpokenWordSpan[] | null }
   | { kind: 'stats'; pid: number; loaded: boolean; rssBytes: number; onnxruntime: OnnxRuntimeInfo | null }
   | { kind: 'cancelled' }
-  /** The text cannot be read in the pack's language (an AppError of the phonemizer's): the job fails with it, the host goes on. */
-  | { kind: 'refused'; code: 'UNSUPPORTED_TEXT'; message: string };
+  /**
+   * The phonemizer's AppError: text it cannot read, or a reading that is not installed (Japanese's dictionary). The
+   * job fails with it; the host goes on.
+   */
+  | { kind: 'refused'; code: RefusalCode; message: string };
+
+/** What a phonemizer may refuse a job with (its AppError's code). */
+export const REFUSAL_CODES = ['UNSUPPORTED_TEXT', 'ENGINE_UNAVAILABLE'] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+export function isRefusalCode(code: unknown): code is RefusalCode {
+  return REFUSAL_CODES.includes(code as RefusalCode);
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -48,7 +59,7 @@ function isSpan(value: unknown): value is SpokenWordSpan {
 export function isKokoroResult(value: unknown): value is KokoroResult {
   if (!isRecord(value)) return false;
   if (value.kind === 'cancelled') return true;
-  if (value.kind === 'refused') return value.code === 'UNSUPPORTED_TEXT' && typeof value.message === 'string';
+  if (value.kind === 'refused') return isRefusalCode(value.code) && typeof value.message === 'string';
   if (value.kind === 'stats') return typeof value.pid === 'number' && typeof value.loaded === 'boolean' && typeof value.rssBytes === 'number';
   return (
     value.kind === 'speech' &&
