@@ -34,16 +34,6 @@ export function endsSentence(word: string): boolean {
   return SENTENCE_END.test(word);
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-const WIDE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-
-/** A word too short to stand as a cue of its own, marks not counted: two graphemes at most in CJK, six characters in other scripts ("hearts?"). */
-export function isShortWord(word: string): boolean {
-  const bare = word.replace(/\p{P}/gu, '');
-  if (WIDE_SCRIPT.test(bare)) return [...graphemes.segment(bare)].length <= 2;
-  return bare.length <= 6;
-}
-
 /** Whether grapheme cluster `segment` may begin a line (for a word cut into pieces where it does not fit). */
 export function mayStartLine(segment: string): boolean {
   return !NO_LINE_START.test(segment);

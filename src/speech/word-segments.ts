@@ -24,6 +24,43 @@ const OPENING = /^[\p{Ps}\p{Pi}]+$/u;
 const segmenter = wordSegmenter('und');
 
 /**
+ * Thai loanwords of the videos people make that ICU's dictionary cuts, or cuts its neighbours wrongly around, in some
+ * builds and contexts (วิ|ดีโอ; แล้|วกดไลก์ for แล้ว|กด|ไลก์): each is a word of its own, the text between them
+ * segmented as usual. Longest first, so a longer word wins over one inside it.
+ */
+export const KNOWN_WORDS = [
+  'วิดีโอ', 'คลิป', 'ไลก์', 'แชร์', 'คอมเมนต์', 'ซับไตเติล', 'คอนเทนต์', 'ครีเอเตอร์', 'ออนไลน์', 'แอปพลิเคชัน',
+  'ยูทูบ', 'ติ๊กต็อก', 'อินสตาแกรม', 'เฟซบุ๊ก', 'โซเชียลมีเดีย', 'สมาร์ทโฟน', 'ฟิลเตอร์', 'เอฟเฟกต์', 'ไมโครโฟน',
+  'ดาวน์โหลด', 'อัปโหลด', 'ลิงก์', 'แฮชแท็ก', 'ไวรัล', 'แคปชัน', 'เทรนด์', 'โพสต์', 'ตัดต่อ',
+].sort((a, b) => b.length - a.length);
+const KNOWN_WORD = new RegExp(KNOWN_WORDS.join('|'), 'gu');
+
+/** A katakana word goes on across a segmenter's cut (ハイ|パー): two such segments are one word. */
+const KATAKANA_END = /[\p{Script=Katakana}ー]$/u;
+const KATAKANA_START = /^[\p{Script=Katakana}ー]/u;
+
+/** The segmenter's segments of a run, known words each one word-like segment, katakana words whole. */
+function segmentsOf(run: string): Intl.SegmentData[] {
+  const segments: Intl.SegmentData[] = [];
+  const add = (segment: string, index: number, isWordLike: boolean) => {
+    const last = segments.at(-1);
+    if (last?.isWordLike && isWordLike && KATAKANA_END.test(last.segment) && KATAKANA_START.test(segment)) last.segment += segment;
+    else segments.push({ segment, index, input: run, isWordLike });
+  };
+  const addGap = (from: number, to: number) => {
+    for (const { segment, index, isWordLike } of segmenter.segment(run.slice(from, to))) add(segment, from + index, isWordLike === true);
+  };
+  let done = 0;
+  for (const match of run.matchAll(KNOWN_WORD)) {
+    addGap(done, match.index);
+    add(match[0], match.index, true);
+    done = match.index + match[0].length;
+  }
+  addGap(done, run.length);
+  return segments;
+}
+
+/**
  * Cuts a run of non-space characters into words where it holds a script written without spaces; marks go with the
  * word before them, opening brackets and quotes with the word after, so that no word is only punctuation.
  */
@@ -31,7 +68,7 @@ function cutRun(run: string): Array<{ start: number; end: number }> {
   if (!UNSPACED.test(run)) return [{ start: 0, end: run.length }];
   const parts: Array<{ start: number; end: number }> = [];
   let pendingStart: number | undefined;
-  for (const { segment, index, isWordLike } of segmenter.segment(run)) {
+  for (const { segment, index, isWordLike } of segmentsOf(run)) {
     const end = index + segment.length;
     const last = parts.at(-1);
     if (isWordLike) parts.push({ start: pendingStart ?? index, end });

@@ -3,9 +3,9 @@ import type { AspectRatio } from './options.js';
 import { captionFont, type MeasuredFont } from './font.js';
 import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';
-import { silenceEmoji } from '../engines/emoji-text.js';
-import { breakIntoCues, HOLD_SECONDS } from '../speech/captions.js';
-import { NO_WORD, type CaptionState, type CaptionTitle, type Captions, type Cue } from './captions.js';
+import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup } from '../speech/captions.js';
+import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
+import { layoutTitle } from './title.js';
 import { captionBox, type CaptionBox, type FrameSize } from './frame.js';
 
 export interface LayoutOptions {
@@ -28,21 +28,50 @@ export function frameCount(speech: Speech, fps: number): number {
   return Math.max(1, Math.round((speech.samples.length / speech.sampleRate) * fps));
 }
 
+/**
+ * A style of a few big words is drawn at one size for the whole video (never a cue shrunk on its own): the largest,
+ * in steps of SIZE_STEP, at which every phrase (a word in scripts written with spaces) fits a line and no cue flashes
+ * by for want of room for two words, down to SMALLEST of the style's size (and never below karaoke's); a phrase too
+ * wide even then is split at its words, and a word cut, as in other styles.
+ */
+const SIZE_STEP = 0.05;
+const SMALLEST = 0.5;
+
 /** Words, cues of at most two measured lines, and the frames where the picture changes. */
 export function layoutCaptions(options: LayoutOptions): Captions {
   const look = resolveLook(options.look);
   const preset = STYLE_PRESETS[look.style];
   const font = options.font ?? captionFont(look.family, options.language);
-  const box = captionBox(options.size, options.aspectRatio, look);
   const frames = frameCount(options.speech, options.fps);
   const words = timedWords(options.text, options.speech);
   const toFrame = (seconds: number) => Math.min(frames, Math.max(0, Math.ceil(seconds * options.fps - 1e-6)));
   const wordFrames = words.map((word) => Math.min(frames - 1, toFrame(word.start)));
-  const fits = (line: string) => font.width(shownText(line, look, options.language), box.fontSize) <= box.maxLineWidth;
-  // A style of a few big words draws a word too wide for its line smaller (ass.ts stateSizes) rather than cut it,
-  // the emoji that stand with it included.
-  const shrinks = 'pop' in preset && preset.pop;
-  const cues = breakIntoCues(words, (line) => fits(line) || (shrinks && !/\s/u.test(silenceEmoji(line).trim())), preset)
+  const width = (line: string, box: CaptionBox) => font.width(shownText(line, look, options.language), box.fontSize);
+  const boxAt = (share: number) => captionBox(options.size, options.aspectRatio, { ...look, scale: look.scale * share });
+  const groupsIn = (box: CaptionBox) => breakIntoCues(words, (line) => width(line, box) <= box.maxLineWidth, { ...preset, language: options.language, measure: (line) => width(line, box) });
+  // The sizes tried, largest first: the style's own only, for styles of lines of many words.
+  const smallest = 'maxWords' in preset ? Math.min(1, Math.max(SMALLEST, 1 / preset.size)) : 1;
+  const shares = Array.from({ length: Math.floor((1 - smallest) / SIZE_STEP + 1e-9) + 1 }, (_, step) => 1 - step * SIZE_STEP);
+  const phrases = 'maxWords' in preset ? phrasesOf(words, options.language) : [];
+  const wordsFit = (box: CaptionBox) => phrases.every((phrase) => width(phrase, box) <= box.maxLineWidth);
+  const flashes = (groups: readonly CueGroup[]) => groups.filter((group, index) => Math.min(groups[index + 1]?.start ?? Infinity, group.end + HOLD_SECONDS) - group.start < MIN_CUE_SECONDS).length;
+  const fitting = shares.findIndex((share) => wordsFit(boxAt(share)));
+  let at = fitting < 0 ? shares.length - 1 : fitting;
+  let groups = groupsIn(boxAt(shares[at] as number));
+  for (let next = at + 1; next < shares.length && flashes(groups) > 0; next++) {
+    const smaller = groupsIn(boxAt(shares[next] as number));
+    if (flashes(smaller) < flashes(groups)) [at, groups] = [next, smaller];
+  }
+  // A title is a hook, the largest text on screen: the captions are drawn smaller where that makes it one.
+  const endFrame = Math.min(frames, Math.max(1, Math.round((options.title?.seconds ?? 0) * options.fps)));
+  const titleAt = (share: number) => options.title && layoutTitle({ text: options.title.text, endFrame }, boxAt(share), font, look, options.language);
+  let title = titleAt(shares[at] as number);
+  for (let next = at + 1; title && !title.hook && next < shares.length; next++) {
+    const smaller = titleAt(shares[next] as number);
+    if (smaller?.hook) [at, title, groups] = [next, smaller, groupsIn(boxAt(shares[next] as number))];
+  }
+  const box = boxAt(shares[at] as number);
+  const cues = groups
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
       const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
@@ -51,39 +80,8 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
   const lit = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
-  const states = shrinks ? lit.flatMap((state) => popping(state, options.fps)) : lit;
-  const title = options.title && titleOf(options.title, box, font, look, options);
-  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title } : {}) };
-}
-
-/** Title lines at most. */
-const TITLE_LINES = 2;
-/** The title's size, times the style's caption size at 1 (karaoke's). */
-const TITLE_SIZE = 1.35;
-
-/**
- * The title laid out: at the top of the safe area (below its top margin), in lines of whole words that fit the width,
- * two at most (the rest joins the last line, which is then drawn smaller), and gone after its seconds.
- */
-function titleOf(title: { text: string; seconds: number }, box: CaptionBox, font: MeasuredFont, look: CaptionLook, options: LayoutOptions): CaptionTitle {
-  const fontSize = Math.round((box.fontSize / (STYLE_PRESETS[look.style].size * look.scale)) * TITLE_SIZE);
-  const room = box.width - box.marginLeft - box.marginRight - 2 * box.outline;
-  const width = (line: string) => font.width(shownText(line, look, options.language), fontSize);
-  const lines: string[] = [];
-  for (const word of title.text.trim().split(/\s+/u)) {
-    const last = lines.at(-1);
-    if (last !== undefined && (width(`${last} ${word}`) <= room || lines.length === TITLE_LINES)) lines[lines.length - 1] = `${last} ${word}`;
-    else lines.push(word);
-  }
-  const widest = Math.max(1, ...lines.map(width));
-  const frames = frameCount(options.speech, options.fps);
-  return {
-    lines,
-    endFrame: Math.min(frames, Math.max(1, Math.round(title.seconds * options.fps))),
-    top: box.marginTop,
-    fontSize,
-    fit: widest > room ? Math.floor((100 * room) / widest) : 100,
-  };
+  const states = 'pop' in preset && preset.pop ? lit.flatMap((state) => popping(state, options.fps)) : lit;
+  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title: title.title } : {}) };
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {

@@ -1,5 +1,7 @@
 import type { WordTiming } from '../../src/engines/types.js';
 import type { Speech } from '../../src/speech/speech.js';
+import { splitSentences } from '../../src/speech/sentences.js';
+import { textTokens } from '../../src/speech/word-segments.js';
 
 /** Strings that mean something to ASS, to ffmpeg's filter graph or drawtext, or to WebVTT. */
 export const INJECTIONS = [
@@ -22,6 +24,15 @@ export const INJECTIONS = [
   '<00:00:01.000>',
 ];
 
+/** A 220 Hz tone over each word's time, silence elsewhere, `seconds` long. */
+function tones(words: readonly WordTiming[], seconds: number, sampleRate: number): Int16Array {
+  const samples = new Int16Array(Math.round(seconds * sampleRate));
+  for (const word of words) {
+    for (let i = Math.round(word.start * sampleRate); i < Math.round(word.end * sampleRate); i += 1) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / sampleRate));
+  }
+  return samples;
+}
+
 /**
  * Speech without an engine: a tone burst per word of `text`, with the word timings an engine would report,
  * so layout and render tests do not depend on the engines.
@@ -34,12 +45,7 @@ export function toneSpeech(text: string, options: { wordSeconds?: number; gapSec
     words.push({ word: match[0], start: time, end: time + wordSeconds, textOffset: match.index, textLength: match[0].length });
     time += wordSeconds + gapSeconds;
   }
-  const samples = new Int16Array(Math.round((time + 0.05) * sampleRate));
-  for (const word of words) {
-    for (let i = Math.round(word.start * sampleRate); i < Math.round(word.end * sampleRate); i += 1) {
-      samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / sampleRate));
-    }
-  }
+  const samples = tones(words, time + 0.05, sampleRate);
   const first = words[0];
   const last = words.at(-1);
   return {
@@ -72,4 +78,27 @@ export function captionPixels(frame: Buffer, width: number): { count: number; bo
       : { left: x, top: y, right: x, bottom: y };
   }
   return { count, box };
+}
+
+/**
+ * Speech as an engine with word events gives it: a tone burst per word of the captions (textTokens: scripts without
+ * spaces cut into their words), `wordSeconds` each with `gapSeconds` between, and a sentence per sentence of the text
+ * (splitSentences) with `sentenceGapSeconds` more after each.
+ */
+export function wordSpeech(text: string, options: { wordSeconds?: number; gapSeconds?: number; sentenceGapSeconds?: number; sampleRate?: number } = {}): Speech {
+  const { wordSeconds = 0.3, gapSeconds = 0.08, sentenceGapSeconds = 0.3, sampleRate = 22050 } = options;
+  const words: WordTiming[] = [];
+  const sentences: Speech['sentences'] = [];
+  let time = 0.05;
+  for (const sentence of splitSentences(text)) {
+    const start = time;
+    for (const token of textTokens(sentence.text)) {
+      words.push({ word: token.text, start: time, end: time + wordSeconds, textOffset: sentence.offset + token.offset, textLength: token.length });
+      time += wordSeconds + gapSeconds;
+    }
+    sentences.push({ start, end: time - gapSeconds, textOffset: sentence.offset, textLength: sentence.text.length });
+    time += sentenceGapSeconds;
+  }
+  const samples = tones(words, time + 0.05, sampleRate);
+  return { samples, sampleRate, duration: samples.length / sampleRate, sentences, words };
 }

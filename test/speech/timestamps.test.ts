@@ -147,8 +147,9 @@ describe('audio captions', () => {
     ];
     const cues = audioCues(words);
     expect(cues.map((cue) => cue.lines.map((line) => line.map((piece) => piece.text).join(' ')))).toEqual([
-      ['First word0 word1 word2 word3 word4 word5', 'word6 word7 word8 word9 word10 word11'],
-      ['word12 word13 word14 word15 word16 word17', 'word18 word19'],
+      // Issue 38: a sentence's words spread evenly over its cues, its lines balanced.
+      ['First word0 word1 word2 word3 word4', 'word5 word6 word7 word8 word9'],
+      ['word10 word11 word12 word13 word14', 'word15 word16 word17 word18 word19'],
       ['Next sentence.'],
       ['Later'],
     ]);
@@ -160,7 +161,8 @@ describe('audio captions', () => {
 
   it('ends a line at a line break of the text, and the cue after two lines', () => {
     const words = [word('one', 0, true), word('two', 0.4), word('three', 0.8, false, true), word('four', 1.2), word('five', 1.6, false, true)];
-    expect(cueLines(audioCues(words))).toEqual([['one two', 'three four'], ['five']]);
+    // Issue 38: cues start at the text's line breaks where they can, and share the words evenly.
+    expect(cueLines(audioCues(words))).toEqual([['one two'], ['three four', 'five']]);
   });
 
   it('cuts a word too long for a line into pieces, sharing its spoken time between cues', () => {
@@ -180,11 +182,12 @@ describe('audio captions', () => {
     const video = layoutCaptions({ text, speech, size: frameSize('1080p', '16:9'), aspectRatio: '16:9', fps: 30, font });
     const audio = audioCues(timedWords(text, speech));
     expect(cueLines(audio)).toEqual(cueLines(video.cues));
+    // Issue 38: no word left alone on the last cue ("seven."); each cue's lines balanced.
     expect(cueLines(audio)).toEqual([
-      ['The harbour wakes before the town does,', 'and the fishing boats slide out'],
+      ['The harbour wakes before the town', 'does, and the fishing boats slide out'],
       ['past the lighthouse', LONG_WORD.slice(0, 42)],
-      [`${LONG_WORD.slice(42)} while the bakery on the`, 'corner starts its first batch of bread by'],
-      ['seven.'],
+      [`${LONG_WORD.slice(42)} while the bakery on the`],
+      ['corner starts its first', 'batch of bread by seven.'],
     ]);
   });
 

@@ -5,7 +5,7 @@ import { captionFont } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import type { AspectRatio } from '../../src/video/options.js';
-import { toneSpeech } from '../helpers/video-helpers.js';
+import { toneSpeech, wordSpeech } from '../helpers/video-helpers.js';
 
 // ー and small kana inside words and, where the segmenter cuts (す|ご|ー|い！, 待|って|ぇ|ー！, 乗り|たい|っ！), at the start of one; 「」.
 const JAPANESE =
@@ -53,7 +53,7 @@ describe('Japanese lines follow kinsoku', () => {
   it.each(['9:16', '16:9', '1:1', '4:5'] as const)('in a real %s layout at 720p and 1080p', (aspectRatio: AspectRatio) => {
     for (const resolution of ['720p', '1080p'] as const) {
       for (const family of ['sans', 'display'] as const) {
-        const captions = layoutCaptions({ text: JAPANESE, speech: toneSpeech(JAPANESE), size: frameSize(resolution, aspectRatio), aspectRatio, fps: 30, look: { family } });
+        const captions = layoutCaptions({ text: JAPANESE, speech: wordSpeech(JAPANESE), size: frameSize(resolution, aspectRatio), aspectRatio, fps: 30, look: { family } });
         expectKinsoku(JAPANESE, captions.cues.map((cue) => cue.lines), `${resolution} ${aspectRatio} ${family}`);
         const font = captionFont(family);
         for (const cue of captions.cues) for (const line of cue.lines) expect(font.width(lineText(line), captions.box.fontSize)).toBeLessThanOrEqual(captions.box.maxLineWidth);
@@ -95,14 +95,11 @@ describe('Chinese captions follow sentences', () => {
     expectKinsoku(CHINESE, captions.cues.map((cue) => cue.lines), aspectRatio);
   });
 
-  it('never leaves 。 alone on a cue or a line, and a sentence of one character joins the cue before where it fits, at any width', () => {
+  it('never leaves 。 alone on a cue or a line, and a sentence of one character stays a cue of its own (issue 38: sentence ends are hard breaks), at any width', () => {
     for (let ems = 3; ems <= 20; ems += 0.5) {
-      const { cues, fits } = cuesAt(CHINESE, ems);
+      const { cues } = cuesAt(CHINESE, ems);
       expectKinsoku(CHINESE, cues, `${ems} em`);
-      // "好。" is short: it stands alone only where the cue before has no room for it, neither on its last line nor on a line of its own.
-      const alone = cues.findIndex((cue) => cue.flat().map((piece) => piece.text).join('') === '好。');
-      const before = cues[alone - 1] ?? [];
-      if (alone >= 0) expect(before.length === 2 && !fits(`${lineText(before.at(-1) ?? [])}好。`), `${ems} em`).toBe(true);
+      expect(cues.at(-1)?.flat().map((piece) => piece.text).join(''), `${ems} em`).toBe('好。');
     }
   });
 
@@ -114,22 +111,21 @@ describe('Chinese captions follow sentences', () => {
   });
 });
 
-describe('a cue of one short word', () => {
+describe('a sentence in cues (issue 38)', () => {
   const word = (text: string, start: number, sentenceStart = false): CaptionText => ({ text, start, end: start + 0.3, sentenceStart, breakBefore: false });
   const spoken = (text: string, from: number, sentenceStart = true) => text.split(' ').map((part, index) => word(part, from + index * 0.4, sentenceStart && index === 0));
   const cueLines = (words: CaptionText[]) => audioCues(words).map((cue) => cue.lines.map((line) => line.map((piece) => piece.text).join(' ')));
 
-  it('at the end of a sentence joins the next cue when the cue before is full ("hearts?")', () => {
+  it('spreads a sentence too long for one cue evenly over its cues, and the next sentence starts a cue of its own ("hearts?")', () => {
     const words = [...spoken('Thank you all for the music, the laughter and the kindness you gave from your whole hearts?', 0), ...spoken('We love you.', 7)];
-    expect(cueLines(words)).toEqual([['Thank you all for the music, the laughter', 'and the kindness you gave from your whole'], ['hearts? We love you.']]);
+    expect(cueLines(words)).toEqual([['Thank you all for the', 'music, the laughter and'], ['the kindness you gave', 'from your whole hearts?'], ['We love you.']]);
   });
 
-  it('that is a sentence of its own joins the next sentence’s cue', () => {
-    expect(cueLines([...spoken('Yes.', 0), ...spoken('We will be there by seven.', 0.4)])).toEqual([['Yes. We will be there by seven.']]);
+  it('keeps a sentence of one word a cue of its own', () => {
+    expect(cueLines([...spoken('Yes.', 0), ...spoken('We will be there by seven.', 0.8)])).toEqual([['Yes.'], ['We will be there by seven.']]);
   });
 
-  it('stays alone after a long pause, and a longer word stays alone', () => {
+  it('starts a cue after a long pause', () => {
     expect(cueLines([...spoken('We will be there by seven.', 0), ...spoken('Later.', 5)])).toEqual([['We will be there by seven.'], ['Later.']]);
-    expect(cueLines([...spoken('Absolutely.', 0), ...spoken('We will be there by seven.', 0.4)])).toEqual([['Absolutely.'], ['We will be there by seven.']]);
   });
 });

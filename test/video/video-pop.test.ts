@@ -113,7 +113,7 @@ describe('pop captions', () => {
       const plain = await render(`${style}-lit`, TEXT, { style });
       const boxed = await render(`${style}-box`, TEXT, { style, highlightBox: true });
       const words = (cue: number) => new Set(boxed.captions.cues[cue]?.lines.flat().map((piece) => piece.word)).size;
-      const state = boxed.captions.states.find((entry) => entry.grow === undefined && entry.startFrame > 30 && words(entry.cue) >= 3)!;
+      const state = boxed.captions.states.find((entry) => entry.grow === undefined && entry.startFrame > 30 && words(entry.cue) >= 2)!;
       const { width } = boxed.captions.box;
       const lit = highlightPixels(await decodeFrame(plain.file, state.startFrame, FPS), width);
       const withBox = highlightPixels(await decodeFrame(boxed.file, state.startFrame, FPS), width);
