@@ -41,7 +41,7 @@ export const TtsVideoRequest = Type.Object(
     ),
     platform: Type.Optional(Platform),
     title: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A title (the hook) shown over the first `title_seconds`, centred at the top of the safe area, two lines at most, in the captions\' font, colour and case.' }),
+      Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A title (the hook) shown over the first `title_seconds`, centred at the top of the safe area, the largest text on screen (captions drawn smaller where it needs them to be), in one to three balanced lines, in the captions\' font, colour and case.' }),
     ),
     title_seconds: Type.Optional(Type.Number({ minimum: 0.5, maximum: 10, description: 'How long the title is shown, in seconds; default 3.' })),
     caption_style: Type.Optional(CaptionStyle),

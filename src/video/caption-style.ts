@@ -45,7 +45,7 @@ export const STYLE_PRESETS = {
   // CapCut's auto-captions, Submagic: what creators post.
   pop: {
     description:
-      'one to three words at a time, big (about 8 % of a 9:16 frame\'s height) in the middle of the safe area, with a thick outline and a soft shadow; the spoken word lit and popping in (from 80 % of its size over about 80 ms).',
+      'one to three words at a time, big (up to about 8 % of a 9:16 frame\'s height, one size for the whole video: the largest at which every phrase fits a line) in the middle of the safe area, with a thick outline and a soft shadow; the spoken word lit and popping in (from 80 % of its size over about 80 ms).',
     maxLines: 1, maxWords: 3, size: 2.1, highlight: true, litScale: 110, box: false, position: 'middle', outline: 0.12, shadow: 0.05, pop: true,
   },
   // Television, YouTube.
