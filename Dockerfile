@@ -31,6 +31,9 @@ RUN node --input-type=module -e "await (await import('/app/dist/engines/piper/ca
 # ONNX Runtime 1.32's library for Piper, from onnxruntime's wheel on PyPI, checked against onnxruntime.lock.json.
 COPY onnxruntime.lock.json ./
 RUN script/install-onnxruntime
+# Kokoro's Japanese dictionary (pyopenjtalk-plus's; BSD 3-clause) from its wheel on PyPI, checked against japanese-dictionary.lock.json.
+COPY japanese-dictionary.lock.json ./
+RUN script/install-japanese-dictionary --dictionary-only
 
 FROM node:24-bookworm-slim
 # ffmpeg from Debian (libx264, libmp3lame, libvorbis, libass); Festival with its HTS voice; RHVoice's English voices
@@ -38,7 +41,7 @@ FROM node:24-bookworm-slim
 # eSpeak NG 1.52's native library (bookworm-backports) for Piper's phonemes (else the slower WebAssembly build).
 COPY script/install-rhvoice script/install-espeak-ng /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini \
+ && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini libmecab2 \
  && bash /tmp/install-rhvoice \
  && bash /tmp/install-espeak-ng \
  && rm -rf /var/lib/apt/lists/* /tmp/install-rhvoice /tmp/install-espeak-ng
