@@ -105,6 +105,33 @@ describe.runIf(installed)('Kokoro engine', () => {
   });
 });
 
+describe.runIf(installed)('Kokoro host', () => {
+  it('loads the model as it starts when a Kokoro voice is the start-up voice, once, in one process on ONNX Runtime 1.32', async () => {
+    const engine = await KokoroEngine.create({ voicesDir: VOICES_DIR, poolSize: 2, warmVoice: 'auto' });
+    try {
+      let stats = await engine.hostStats();
+      for (let waited = 0; !stats.loaded && waited < 30_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        stats = await engine.hostStats();
+      }
+      expect(stats.loaded).toBe(true);
+      expect(stats.onnxruntime).toMatchObject({ source: 'pypi', version: '1.32.0', fallback: null });
+      await engine.synthesize('kokoro:af_heart', 'One.');
+      expect(engine.pids()).toEqual([stats.pid]);
+    } finally {
+      await engine.close();
+    }
+    // Another start-up voice: nothing loads before a job.
+    const lazy = await KokoroEngine.create({ voicesDir: VOICES_DIR, poolSize: 2, warmVoice: 'piper:en_US-joe-medium' });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await lazy.hostStats()).loaded).toBe(false);
+    } finally {
+      await lazy.close();
+    }
+  });
+});
+
 describe.runIf(installed)('Kokoro through the service', () => {
   const t = useTestApp({ CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' });
 

@@ -26,7 +26,7 @@ function startsWithIt(catalog: KokoroCatalog, choice: string | undefined): boole
 /** What the host process holds, for diagnostics and tests. */
 export interface KokoroHostStats {
   pid: number;
-  /** The model is loaded (it starts loading with the process). */
+  /** The model is loaded: as the process starts when a Kokoro voice is the start-up voice, else with its first job. */
   loaded: boolean;
   rssBytes: number;
   onnxruntime: OnnxRuntimeInfo | null;

@@ -1,5 +1,5 @@
-// Child process entry: the Kokoro model, loaded once as the process starts, and eSpeak NG's phonemizer on this
-// thread; inferences run on ONNX Runtime's own threads (koffi calls them asynchronously), as many at once as the
+// Child process entry: the Kokoro model, loaded once (as the process starts when a Kokoro voice is the start-up
+// voice, else with the first job), and eSpeak NG's phonemizer on this thread; inferences run on ONNX Runtime's own threads (koffi calls them asynchronously), as many at once as the
 // host's cores (one at a time on onnxruntime-node's runtime), so the next sentence is phonemized meanwhile.
 import { AppError } from '../../errors.js';
 import { serveJobs } from '../hosts/host-runtime.js';
@@ -26,10 +26,12 @@ const preload = process.argv[5] === '1';
 // First: OrtLibrary sets koffi's stack size, which koffi refuses once any library (eSpeak NG, libc) is loaded.
 const runtime = loadOnnxRuntime(library);
 let loading: Promise<KokoroModel> | undefined;
-/** The model, loaded once (1.2 s of CPU, about 300 MB); a process that cannot load it is of no use and ends. */
+let loaded = false;
+/** The model, loaded once (about 0.3 s of CPU to set up; the host rests at about 250 MB with it); a process that cannot load it is of no use and ends. */
 function model(): Promise<KokoroModel> {
   if (!loading) {
-    loading = runtime.then(({ runtime: loaded }) => KokoroModel.load(modelPath, loaded, threads));
+    loading = runtime.then(({ runtime: ort }) => KokoroModel.load(modelPath, ort, threads));
+    void loading.then(() => (loaded = true), () => undefined);
     loading.catch((error: unknown) => {
       process.stderr.write(`the model could not be loaded: ${error instanceof Error ? error.message : String(error)}\n`);
       process.exit(STARTUP_FAILED_EXIT_CODE);
@@ -38,7 +40,6 @@ function model(): Promise<KokoroModel> {
   return loading;
 }
 if (preload) void model();
-let loaded = false;
 /** Said with each job that needs it: Japanese needs no eSpeak NG. */
 const phonemizer = runtime.then(() => Phonemizer.create());
 phonemizer.catch(() => undefined);
@@ -61,9 +62,8 @@ async function phonemesOf(job: KokoroJob & { kind: 'synthesize' }): Promise<Koko
 
 serveJobs<KokoroJob, KokoroResult>(async (job) => {
   switch (job.kind) {
-    case 'stats': {
+    case 'stats':
       return { kind: 'stats', pid: process.pid, loaded, rssBytes: process.memoryUsage().rss, onnxruntime: (await runtime).info };
-    }
     case 'cancel':
       running.get(job.ticket)?.abort(new Error('cancelled'));
       return { kind: 'cancelled' };
@@ -71,13 +71,14 @@ serveJobs<KokoroJob, KokoroResult>(async (job) => {
       const controller = new AbortController();
       running.set(job.ticket, controller);
       try {
+        // The model's first load goes on while the text is read.
+        const loadingModel = model();
         const read = await phonemesOf(job).catch((error: unknown) => {
           if (error instanceof AppError && isRefusalCode(error.code)) return { kind: 'refused' as const, code: error.code, message: error.message };
           throw error;
         });
         if ('kind' in read) return read;
-        const [style, kokoro, runs, trim] = await Promise.all([styleOf(job.style), model(), gate, idle]);
-        loaded = true;
+        const [style, kokoro, runs, trim] = await Promise.all([styleOf(job.style), loadingModel, gate, idle]);
         const voice = {
           style,
           infer: (ids: readonly number[], row: Float32Array, speed: number, signal: AbortSignal) =>
