@@ -3,7 +3,8 @@ import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
 import { joinLine } from '../speech/captions.js';
 import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
-import { visualRuns } from './bidi.js';
+import { paragraphDirection, visualRuns } from './bidi.js';
+import { baselines, blockHeight, emojiSquare, highlightPad, measureLine, softBlur, stateSizes, titleLines, titleOutline, type Drawing, type Sizes } from './caption-geometry.js';
 import { forBt601Drawing } from './colour.js';
 import { layerDrawing, twemojiLayers } from './twemoji.js';
 
@@ -96,17 +97,6 @@ function rightToLeftRun(run: string): string {
   return `${escapeAssText(trail)}${core ? `${RIGHT_TO_LEFT_ISOLATE}${escapeAssText(core)}${POP_ISOLATE}` : ''}${escapeAssText(lead)}`;
 }
 
-/**
- * One line of a cue with the word `lit` in the highlight: as written when it runs left to right throughout;
- * otherwise in runs in visual order (bidi.ts), so the words stand where a reader of the line expects them, the lit
- * one in place, and punctuation on the side the line's direction puts it.
- */
-/** How big a cue's text is drawn, in % of the style's font size: `base` for its words, `lit` for the one being spoken. */
-interface Sizes {
-  base: number;
-  lit: number;
-}
-
 /** Override tags that start and end the word being spoken, besides its size. */
 interface LitTags {
   open: string;
@@ -118,43 +108,32 @@ function litTags(look: Captions['look']): LitTags {
   return look.highlightBox ? { open: '', close: '' } : { open: `\\1c${assColour(look.highlightColour)}&`, close: `\\1c${assColour(look.textColour)}&` };
 }
 
-/** The highlight box's event: every glyph invisible, boxes (border style 3) shown only around the spoken word. */
-const BOX_HIDDEN = '{\\1a&HFF&\\3a&HFF&\\4a&HFF&}';
-const BOX_LIT: LitTags = { open: '\\3a&H00&', close: '\\3a&HFF&' };
-
-function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes, litDrawn = litTags(captions.look)): string {
-  const { look } = captions;
+/**
+ * One line of a cue with the word `lit` in the highlight: as written when it runs left to right throughout in a
+ * left-to-right paragraph; otherwise in runs in visual order (bidi.ts, with the paragraph's direction), so the words
+ * stand where a reader of the line expects them, the lit one in place, and punctuation on the side the paragraph's
+ * direction puts it. caption-geometry.ts lays out the same runs.
+ */
+function lineText(line: readonly CaptionPiece[], lit: number, font: CaptionFont, drawing: Drawing, emoji: EmojiDrawer, sizes: Sizes): string {
+  const { look } = drawing;
+  const litDrawn = litTags(look);
   const tags = (percent: number) => (sizes.lit === 100 && sizes.base === 100 ? '' : sizeTags(percent));
   const highlighted = (drawn: string) => `{${litDrawn.open}${tags(sizes.lit)}}${drawn}{${litDrawn.close}${tags(sizes.base)}}`;
   /** The piece's text drawn, lit or not (a lit word's fallback runs scale from the lit size). */
   const piece = (index: number, text: string, rightToLeft = false, prefix = '') => {
-    const shown = shownText(text, look, captions.language);
+    const shown = shownText(text, look, drawing.language);
     return line[index]?.word === lit
       ? highlighted(`${prefix}${drawnText(shown, font, emoji, { rightToLeft, size: sizes.lit })}`)
       : `${prefix}${drawnText(shown, font, emoji, { rightToLeft, size: sizes.base })}`;
   };
-  const runs = visualRuns(line);
+  const runs = visualRuns(line, drawing.direction);
   if (!runs) return joinLine(line, (index) => piece(index, (line[index] as CaptionPiece).text));
   return runs.map((run, index) => piece(run.piece, run.text, run.rightToLeft, RUN_SPLITS[index % 2])).join('');
 }
 
-function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, captions: Pick<Captions, 'look' | 'language'>, emoji: EmojiDrawer, sizes: Sizes, litDrawn?: LitTags): string {
+function dialogueText(lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, drawing: Drawing, emoji: EmojiDrawer, sizes: Sizes): string {
   const start = sizes.base === 100 ? '' : `{${sizeTags(sizes.base)}}`;
-  return start + lines.map((line) => lineText(line, lit, font, captions, emoji, sizes, litDrawn)).join('\\N');
-}
-
-/**
- * The sizes of a caption state: the lit word at the style's lit size (while it pops, the share of it it has grown
- * to), and the whole cue shrunk to fit between the margins where a word is wider than they leave (a long word alone
- * in a big style).
- */
-function stateSizes(captions: Captions, lines: readonly CaptionPiece[][], grow: number | undefined, font: CaptionFont): Sizes {
-  const { box, look } = captions;
-  const { litScale } = STYLE_PRESETS[look.style];
-  const widest = Math.max(0, ...lines.map((line) => font.width(shownText(joinLine(line, (index) => (line[index] as CaptionPiece).text), look, captions.language), box.fontSize)));
-  const room = box.width - box.marginLeft - box.marginRight - 2 * box.outline;
-  const fit = widest * (litScale / 100) > room ? Math.floor((100 * room) / (widest * (litScale / 100))) : 100;
-  return { base: fit, lit: Math.round((fit * litScale * (grow ?? 100)) / 10_000) };
+  return start + lines.map((line) => lineText(line, lit, font, drawing, emoji, sizes)).join('\\N');
 }
 
 /** What every emoji or pictograph holds one of (keycaps their U+20E3): text without any has no picture to draw. */
@@ -163,15 +142,15 @@ const PICTURE_PART = /[\p{Extended_Pictographic}\p{Regional_Indicator}\u20E3]/u;
 /** What stands where an emoji is in a line of an event: ASS drawing commands with their tags, by Twemoji name. */
 type EmojiDrawer = (name: string) => string;
 
-/** The square an emoji is drawn in, as wide as layout measured it (font.ts emojiEms), in drawing units of 1/8 pixel (\p4), a little below the baseline. */
-function emojiSquare(font: CaptionFont, fontSize: number): { side: number; square: string; inset: number } {
-  const side = Math.round(font.emojiEms * fontSize * 8);
-  return { side, square: `\\p4\\pbo${Math.round(side * 0.12)}`, inset: Math.round(side * 0.06) };
+/** The \\p4 tags of an emoji's square (caption-geometry.ts emojiSquare). */
+function squareTags(font: CaptionFont, fontSize: number): { side: number; square: string; inset: number } {
+  const { side, below, inset } = emojiSquare(font, fontSize);
+  return { side, square: `\\p4\\pbo${below}`, inset };
 }
 
 /** An invisible square where an emoji stands: what keeps every copy of a line laid out alike. */
 function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
-  const { side, square, inset } = emojiSquare(font, fontSize);
+  const { side, square, inset } = squareTags(font, fontSize);
   return () => `{${square}\\alpha&HFF&}${layerDrawing(undefined, side, inset)}{\\p0\\alpha&H00&\\4a&H80&}`;
 }
 
@@ -183,7 +162,7 @@ function blankEmoji(font: CaptionFont, fontSize: number): EmojiDrawer {
  * every style (a lit word's emoji grows with it). The square sits a little below the baseline, as emoji do.
  */
 function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly CaptionPiece[][], event: (layer: number, prefix: string, emoji: EmojiDrawer) => string) {
-  const { side, square, inset } = emojiSquare(font, fontSize);
+  const { side, square, inset } = squareTags(font, fontSize);
   const pieces = lines.flat().filter((piece) => PICTURE_PART.test(piece.text));
   const names = new Set(pieces.flatMap((piece) => font.runs(piece.text).flatMap((run) => (run.emoji ? [run.emoji] : []))));
   const blank = blankEmoji(font, fontSize);
@@ -202,7 +181,8 @@ function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly Captio
  * then each line centred in its box. libass's own boxes (border style 3) follow each glyph run's font, so spaces and
  * punctuation from another face than the script's stuck out as notches, and the boxes of two lines overlapped.
  */
-function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, { look, box, language }: Captions, bottom: number): string[] {
+function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, drawing: Drawing, box: Captions['box'], bottom: number): string[] {
+  const { look, language } = drawing;
   const pitch = box.fontSize + 2 * box.outline;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
   const top = (index: number) => bottom - (lines.length - index) * pitch;
@@ -218,11 +198,37 @@ function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: Capt
     `Dialogue: 0,${times},Caption,,0,0,0,,{\\an7\\pos(0,0)\\bord0\\shad0${fill}\\p1}${shape}`,
     ...lines.flatMap((line, index) =>
       emojiEvents(font, box.fontSize, [line], (layer, prefix, emoji) => {
-        const text = lineText(line, NO_WORD, font, { look, language }, emoji, { base: 100, lit: 100 });
+        const text = lineText(line, NO_WORD, font, drawing, emoji, { base: 100, lit: 100 });
         return `Dialogue: ${layer + 1},${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${prefix}${text}`;
       }),
     ),
   ];
+}
+
+/**
+ * The highlight box of a caption state: one rectangle in the highlight colour around the spoken word on each line it
+ * stands on, its emoji and punctuation included, as tall as the line and padded by the outline's width; placed where
+ * libass draws the word (caption-geometry.ts), the lines laid out as the caption's event lays them out. libass's own
+ * boxes (border style 3) boxed each glyph run: an emoji between two runs of a word split its box, and the alpha an
+ * emoji's drawing restored lit every run after it (the next line, the words before the lit one).
+ */
+function highlightEvents(times: string, lines: readonly CaptionPiece[][], lit: number, font: CaptionFont, drawing: Drawing, sizes: Sizes, box: Captions['box'], bottom: number): string[] {
+  const measured = lines.map((line) => measureLine(line, lit, font, drawing, sizes, box.fontSize));
+  const tops = baselines(measured, bottom - blockHeight(measured));
+  const centre = box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2;
+  const pad = highlightPad(box);
+  const shape = lines.flatMap((line, index) => {
+    const metrics = measured[index] as (typeof measured)[number];
+    const litPieces = line.flatMap((piece, at) => (piece.word === lit ? [metrics.pieces.get(at)] : [])).filter((extent) => extent !== undefined);
+    if (litPieces.length === 0) return [];
+    const start = centre - metrics.width / 2;
+    const baseline = tops[index] as number;
+    const [left, right] = [Math.round(start + Math.min(...litPieces.map((piece) => piece.left)) - pad), Math.round(start + Math.max(...litPieces.map((piece) => piece.right)) + pad)];
+    const [upper, lower] = [Math.round(baseline - metrics.ascent - pad), Math.round(baseline + metrics.descent + pad)];
+    return [`m ${left} ${upper} l ${right} ${upper} ${right} ${lower} ${left} ${lower}`];
+  });
+  if (shape.length === 0) return [];
+  return [`Dialogue: 0,${times},Caption,,0,0,0,,{\\an7\\pos(0,0)\\bord0\\shad0\\1c${assColour(drawing.look.highlightColour)}&\\p1}${shape.join(' ')}`];
 }
 
 /**
@@ -236,24 +242,21 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const font = captionFont(look.family, captions.language);
   // A soft shadow: its edges blurred (libass blurs the outline and shadow, not the letters inside an outline). The
   // emoji's layers have no outline: there it would blur the picture itself.
-  const soft = box.shadow > 0 ? `{\\blur${Math.max(1, Math.round(box.shadow / 3))}}` : '';
+  const blur = softBlur(box);
+  const soft = blur > 0 ? `{\\blur${blur}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
-  // The highlight box: border style 3 (an opaque box around each glyph run) in the highlight colour, padded by the outline's width.
-  const boxStyle =
-    look.highlightBox === true && STYLE_PRESETS[look.style].highlight
-      ? styleLine('Box', font, { ...look, outlineColour: look.highlightColour }, { fontSize: box.fontSize, outline: Math.max(2, box.outline), shadow: 0, borderStyle: 3 }, box, marginBottom)
-      : undefined;
-  const blank = blankEmoji(font, box.fontSize);
+  const drawing: Drawing = { look, language: captions.language, direction: paragraphDirection(captions.words.map((word) => word.text).join(' '), captions.language) };
+  const highlightBox = look.highlightBox === true && STYLE_PRESETS[look.style].highlight;
   const events = captions.states.flatMap((state) => {
     const lines = captions.cues[state.cue]?.lines ?? [];
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
-    if (boxed) return boxedEvents(times, lines, font, captions, canvas.height - marginBottom);
+    if (boxed) return boxedEvents(times, lines, font, drawing, box, canvas.height - marginBottom);
     const sizes = stateSizes(captions, lines, state.grow, font);
-    // With a highlight box, the box's event (the same text laid out alike, only the spoken word's box shown) goes under the rest.
-    const under = boxStyle ? [`Dialogue: 0,${times},Box,,0,0,0,,${BOX_HIDDEN}${dialogueText(lines, state.word, font, captions, blank, sizes, BOX_LIT)}`] : [];
+    // With a highlight box, the box (one drawing around the spoken word on each line it is on) goes under the rest.
+    const under = highlightBox ? highlightEvents(times, lines, state.word, font, drawing, sizes, box, canvas.height - marginBottom) : [];
     const layerOffset = under.length;
-    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${dialogueText(lines, state.word, font, captions, emoji, sizes)}`)];
+    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${dialogueText(lines, state.word, font, drawing, emoji, sizes)}`)];
   });
   const title = captions.title ? titleEvents(captions, captions.title, font, canvas) : [];
   return [
@@ -269,7 +272,6 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
     `Style: ${style}`,
-    ...(boxStyle ? [`Style: ${boxStyle}`] : []),
     ...(captions.title ? [`Style: ${styleLine('Title', font, look, { fontSize: captions.title.fontSize, outline: titleOutline(captions.title), shadow: box.shadow }, box, 0)}`] : []),
     '',
     '[Events]',
@@ -284,8 +286,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
 function styleLine(
   name: string,
   font: CaptionFont,
-  look: Captions['look'] & { outlineColour?: string },
-  drawn: { fontSize: number; outline: number; shadow: number; borderStyle?: 1 | 3 },
+  look: Captions['look'],
+  drawn: { fontSize: number; outline: number; shadow: number },
   box: Captions['box'],
   marginBottom: number,
 ): string {
@@ -295,7 +297,7 @@ function styleLine(
     drawn.fontSize,
     assColour(look.textColour),
     assColour(look.textColour),
-    assColour(look.outlineColour ?? CAPTION_COLOURS.outline),
+    assColour(CAPTION_COLOURS.outline),
     '&H80000000',
     font.primary.bold ? -1 : 0,
     0, // italic, underline, strike-out
@@ -305,7 +307,7 @@ function styleLine(
     100,
     0, // spacing, angle
     0,
-    drawn.borderStyle ?? 1, // border style: 1 outline + shadow (the subtitle style's boxes are drawn: boxedEvents), 3 the highlight box
+    1, // border style: outline + shadow (boxes are drawn: boxedEvents, highlightEvents)
     drawn.outline,
     drawn.shadow,
     2, // alignment: bottom centre
@@ -316,19 +318,16 @@ function styleLine(
   ].join(',');
 }
 
-function titleOutline(title: NonNullable<Captions['title']>): number {
-  return Math.max(2, Math.round(title.fontSize / 12));
-}
-
-/** The title over its first frames: centred at the top of the safe area, in the captions' font and case (with its emoji). */
+/** The title over its first frames: centred at the top of the safe area, in the captions' font and case (with its emoji), right to left as its own text or the voice's language has it. */
 function titleEvents(captions: Captions, title: NonNullable<Captions['title']>, font: CaptionFont, canvas: CaptionBand): string[] {
   const { box, look } = captions;
   const times = `${assTime(0)},${assTime(boundaryCentiseconds(title.endFrame, captions.fps))}`;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
   const size = title.fit === 100 ? '' : sizeTags(title.fit);
-  const lines = title.lines.map((line) => [{ text: line, word: NO_WORD, spaceBefore: false }]);
+  const lines = titleLines(title);
+  const drawing: Drawing = { look, language: captions.language, direction: paragraphDirection(title.lines.join(' '), captions.language) };
   return emojiEvents(font, title.fontSize, lines, (layer, prefix, emoji) => {
-    const text = title.lines.map((line) => drawnText(shownText(line, look, captions.language), font, emoji, { size: title.fit })).join('\\N');
+    const text = lines.map((line) => lineText(line, NO_WORD, font, drawing, emoji, { base: title.fit, lit: title.fit })).join('\\N');
     return `Dialogue: ${layer + 10},${times},Title,,0,0,0,,{\\an8\\pos(${centre},${title.top - canvas.top})${size}}${prefix}${text}`;
   });
 }

@@ -6,6 +6,35 @@ import { joinLine } from '../speech/captions.js';
 const bidiFactory = createRequire(import.meta.url)('bidi-js') as () => Bidi;
 const bidi = bidiFactory();
 
+/** The direction of a paragraph: where its lines start, and where neutral characters at a run's edge go. */
+export type Direction = 'ltr' | 'rtl';
+
+/** Languages (BCP 47 primary subtags) written right to left. */
+const RIGHT_TO_LEFT_LANGUAGES = new Set(['ar', 'arc', 'ckb', 'dv', 'fa', 'he', 'iw', 'ps', 'sd', 'syr', 'ug', 'ur', 'yi']);
+
+/** A right-to-left letter: Unicode's bidi classes R and AL. */
+function rightToLeftLetter(character: string): boolean {
+  const type = bidi.getBidiCharTypeName(character);
+  return type === 'R' || type === 'AL';
+}
+
+/**
+ * The direction of a paragraph, decided once for all of its lines, groups and cues (UAX #9 P2-P3 on the whole
+ * text, not on a line): right to left where the voice's language is written so and the text holds a right-to-left
+ * letter (a Hebrew text may well start with "TikTok"); otherwise its first strong character's; left to right
+ * without one.
+ */
+export function paragraphDirection(text: string, language?: string): Direction {
+  const primary = language?.toLowerCase().split(/[-_]/)[0] ?? '';
+  if (RIGHT_TO_LEFT_LANGUAGES.has(primary) && [...text].some(rightToLeftLetter)) return 'rtl';
+  for (const character of text) {
+    const type = bidi.getBidiCharTypeName(character);
+    if (type === 'L') return 'ltr';
+    if (type === 'R' || type === 'AL') return 'rtl';
+  }
+  return 'ltr';
+}
+
 /** A stretch of a caption line in one direction within one piece (`piece` -1: a space between two pieces). */
 export interface VisualRun {
   piece: number;
@@ -15,15 +44,16 @@ export interface VisualRun {
 }
 
 /**
- * A caption line (its pieces, with a space before those that have one: speech/captions.ts joinLine) cut into runs in the order they stand from left to right, by the
- * Unicode bidirectional algorithm with the line's direction taken from its first strong character; undefined for a
- * line that is left to right throughout (drawn as written). libass orders the characters of each glyph run by
- * itself but lays the runs out left to right in the order it gets them, and every colour change starts a run: so a
- * right-to-left line with a lit word must come to it run by run, in visual order.
+ * A caption line (its pieces, with a space before those that have one: speech/captions.ts joinLine) cut into runs in
+ * the order they stand from left to right, by the Unicode bidirectional algorithm with the paragraph's direction
+ * (paragraphDirection: never the line's own first word); undefined for a line that is left to right throughout in a
+ * left-to-right paragraph (drawn as written). libass orders the characters of each glyph run by itself but lays the
+ * runs out left to right in the order it gets them, and every colour change starts a run: so a line with a
+ * right-to-left part must come to it run by run, in visual order.
  */
-export function visualRuns(pieces: ReadonlyArray<{ text: string; spaceBefore?: boolean }>): VisualRun[] | undefined {
+export function visualRuns(pieces: ReadonlyArray<{ text: string; spaceBefore?: boolean }>, direction: Direction = 'ltr'): VisualRun[] | undefined {
   const text = joinLine(pieces, (index) => (pieces[index] as { text: string }).text);
-  const embedding = bidi.getEmbeddingLevels(text, 'auto');
+  const embedding = bidi.getEmbeddingLevels(text, direction);
   if (embedding.levels.every((level) => level === 0)) return undefined;
   const owner = new Int32Array(text.length).fill(-1);
   let offset = 0;

@@ -96,6 +96,20 @@ export interface FontRun {
   emoji?: string;
 }
 
+/**
+ * A run of one face as libass lays it out, in units of the ASS font size, at the run's own scale (FontRun.scale; the
+ * style's size and a lit word's are the caller's): its advance, the line height its face asks above and below the
+ * baseline (libass: OS/2 winAscent and winDescent, ass_font.c set_font_metrics), and its glyphs' ink as shaped
+ * (outlines placed, marks included), up and down from the baseline.
+ */
+export interface RunMetrics {
+  width: number;
+  ascent: number;
+  descent: number;
+  inkTop: number;
+  inkBottom: number;
+}
+
 /** A family as captions use it: its own face, the fallback chain after it, and text split the way libass draws it. */
 export interface CaptionFont extends MeasuredFont {
   readonly family: CaptionFamily;
@@ -105,6 +119,8 @@ export interface CaptionFont extends MeasuredFont {
   runs(text: string): FontRun[];
   /** The side of an emoji's square in units of the ASS font size: the primary face's em. */
   readonly emojiEms: number;
+  /** RunMetrics of a run that is not an emoji (emoji are drawn in squares: ass.ts). */
+  metrics(run: FontRun): RunMetrics;
 }
 
 /**
@@ -197,6 +213,11 @@ function familyFont(family: CaptionFamily, cjk: FontFace): CaptionFont {
       return emojiEms();
     },
     runs: (text) => runs(text).map((run) => ({ text: run.text, face: run.face.face, scale: run.emoji ? 100 : scaleOf(run.face), ...(run.emoji ? { emoji: run.emoji } : {}) })),
+    metrics({ face, text, scale }) {
+      const { ems, top, bottom } = measuredFace(face).inked(text);
+      const [ascent, descent] = measuredFace(face).lineExtents();
+      return { width: (ems * scale) / 100, ascent: (ascent * scale) / 100, descent: (descent * scale) / 100, inkTop: (top * scale) / 100, inkBottom: (bottom * scale) / 100 };
+    },
     missingCharacters(text) {
       const missing = new Set<string>();
       for (const { segment } of graphemes.segment(text)) {
@@ -248,6 +269,10 @@ interface MeasuredFace {
   ems(text: string): number;
   /** Height of a capital in units of the ASS font size (OS/2's, or the H's outline where the table has none), if it has capitals. */
   capHeight(): number | undefined;
+  /** What a line of this face takes above and below the baseline, in units of the ASS font size: libass's ascender and descender. */
+  lineExtents(): readonly [number, number];
+  /** A run's advance and its shaped glyphs' ink above and below the baseline (negative: below), in units of the ASS font size. */
+  inked(text: string): { ems: number; top: number; bottom: number };
 }
 
 /**
@@ -284,6 +309,7 @@ function measuredFace(face: FontFace): MeasuredFace {
     opened = { font, unitsPerSize: os2.winAscent + os2.winDescent || font.ascent - font.descent };
     return opened;
   };
+  const inks = new Map<string, { ems: number; top: number; bottom: number }>();
   const measured: MeasuredFace = {
     face,
     em() {
@@ -302,6 +328,28 @@ function measuredFace(face: FontFace): MeasuredFace {
       if (!font.hasGlyphForCodePoint(0x48)) return undefined;
       const { bbox } = font.glyphForCodePoint(0x48);
       return (bbox.maxY - Math.max(0, bbox.minY)) / unitsPerSize;
+    },
+    lineExtents() {
+      const { font, unitsPerSize } = open();
+      const os2 = font['OS/2'];
+      // libass takes the Windows metrics where they add up to something, else the font's own (set_font_metrics).
+      return os2.winAscent + os2.winDescent ? [os2.winAscent / unitsPerSize, os2.winDescent / unitsPerSize] : [font.ascent / unitsPerSize, -font.descent / unitsPerSize];
+    },
+    inked(text) {
+      let found = inks.get(text);
+      if (found) return found;
+      const { font, unitsPerSize } = open();
+      const laid = font.layout(text);
+      let [top, bottom] = [-Infinity, Infinity];
+      laid.glyphs.forEach(({ bbox: { minY, maxY } }, index) => {
+        const lift = laid.positions[index]?.yOffset ?? 0;
+        // A blank glyph (a space) has no ink and an empty box.
+        if (Number.isFinite(minY) && Number.isFinite(maxY) && maxY > minY) [top, bottom] = [Math.max(top, maxY + lift), Math.min(bottom, minY + lift)];
+      });
+      found = { ems: laid.advanceWidth / unitsPerSize, top: Number.isFinite(top) ? top / unitsPerSize : 0, bottom: Number.isFinite(bottom) ? bottom / unitsPerSize : 0 };
+      if (inks.size > 10_000) inks.clear();
+      inks.set(text, found);
+      return found;
     },
   };
   faces.set(face, measured);

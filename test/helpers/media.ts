@@ -52,6 +52,14 @@ export async function decodeFrame(file: string, index: number, fps: number): Pro
   return stdout;
 }
 
+/** Frames `indices` (ascending) of a video as RGB24 at `width`×`height`, decoded in one pass (frame numbers as decoded: a constant-rate file's). */
+export async function decodeFrames(file: string, indices: readonly number[], { width, height }: { width: number; height: number }): Promise<Buffer[]> {
+  const select = indices.map((index) => `eq(n\\,${index})`).join('+');
+  const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-vf', `select=${select}`, '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], 60_000);
+  const bytes = width * height * 3;
+  return indices.map((_, index) => stdout.subarray(index * bytes, (index + 1) * bytes));
+}
+
 /** MD5 of every frame of the first video stream, in order: read as `format` if given, passed through `filter` if given. */
 export async function frameHashes(file: string, { format, filter }: { format?: string; filter?: string } = {}): Promise<string[]> {
   const input = format ? ['-f', format, '-i', file] : ['-i', file];

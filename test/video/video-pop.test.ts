@@ -117,8 +117,9 @@ describe('pop captions', () => {
       const { width } = boxed.captions.box;
       const lit = highlightPixels(await decodeFrame(plain.file, state.startFrame, FPS), width);
       const withBox = highlightPixels(await decodeFrame(boxed.file, state.startFrame, FPS), width);
-      // A filled box holds several times the pixels of the word's letters in the colour.
-      expect(withBox.count, style).toBeGreaterThan(lit.count * 2);
+      // A filled box holds more pixels in the colour than the word's letters (pop's thick outline covers much of it:
+      // issue 38's box is one rectangle as tall as the line, no longer a box per glyph run).
+      expect(withBox.count, style).toBeGreaterThan(lit.count * 1.2);
       // Around the spoken word only: narrower than all the words of the caption.
       const { box: drawn } = captionPixels(await decodeFrame(boxed.file, state.startFrame, FPS), width);
       expect(withBox.right - withBox.left, style).toBeLessThan((drawn!.right - drawn!.left) * 0.8);

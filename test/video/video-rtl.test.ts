@@ -10,7 +10,7 @@ import { layoutCaptions } from '../../src/video/layout.js';
 import { filterValue } from '../../src/video/render.js';
 import { runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { toneSpeech } from '../helpers/video-helpers.js';
+import { captionPixels, toneSpeech } from '../helpers/video-helpers.js';
 
 const FPS = 30;
 const SIZE = frameSize('720p', '16:9');
@@ -58,8 +58,8 @@ function difference(a: Uint8Array, b: Uint8Array): number {
   return differing / Math.max(1, inked);
 }
 
-function captionsOf(text: string, style: CaptionStyleName): Captions {
-  return layoutCaptions({ text, speech: toneSpeech(text), size: SIZE, aspectRatio: '16:9', fps: FPS, look: { style } });
+function captionsOf(text: string, style: CaptionStyleName, language?: string, title?: string): Captions {
+  return layoutCaptions({ text, speech: toneSpeech(text), size: SIZE, aspectRatio: '16:9', fps: FPS, look: { style }, language, ...(title ? { title: { text: title, seconds: 1 } } : {}) });
 }
 
 /** The events of the script by caption state (the subtitle style draws a box and then each line), in order. */
@@ -114,3 +114,59 @@ describe('right-to-left captions', () => {
     60_000,
   );
 });
+
+describe('right-to-left paragraphs whose line, group or title starts with a Latin word (issue 38)', () => {
+  // The paragraph's direction comes from the voice's language (or the text's first strong character), never from a
+  // line's first word: "TikTok אוהב" reads "TikTok loves" right to left, TikTok on the right.
+  const cases = [
+    { name: 'hebrew-bold', language: 'he', style: 'bold' as const, text: 'TikTok אוהב סרטונים קצרים מאוד.' },
+    { name: 'arabic-karaoke', language: 'ar', style: 'karaoke' as const, text: 'TikTok يحب الفيديوهات القصيرة.' },
+    { name: 'arabic-subtitle', language: 'ar', style: 'subtitle' as const, text: 'TikTok يحب الفيديوهات القصيرة.' },
+  ];
+
+  it.each(cases)('$name: every state drawn as its line isolated right to left, the lit word in place', async ({ name, language, style, text }) => {
+    const captions = captionsOf(text, style, language);
+    const script = assScript(captions);
+    const states = statesOf(script);
+    expect(states.length).toBeGreaterThan(style === 'subtitle' ? 0 : 1);
+    const byTime = new Map(captions.states.map((state) => [`${state.startFrame}`, state]));
+    expect(byTime.size).toBeGreaterThan(0);
+    for (const [index, events] of states.entries()) {
+      const state = captions.states[index] ?? captions.states[0]!;
+      const line = captions.cues[state.cue]?.lines[0] ?? [];
+      const lineText = line.map((piece, at) => (at > 0 && piece.spaceBefore ? ' ' : '') + piece.text).join('');
+      const expected = ink(await draw(script, expectedEvents(events, lineText), `${name}-${index}-expected`));
+      // The lit word drawn at the size of the others (bold's 112 %): the order of the words is what is compared.
+      const drawn = ink(await draw(script, events.map((event) => event.replace(/\\fsc[xy]\d+/g, '')), `${name}-${index}`));
+      expect(difference(drawn, expected), `state ${index}: "${lineText}" (${events.join(' | ')})`).toBeLessThan(0.06);
+      const [edges, expectedEdges] = [inkedColumns(drawn), inkedColumns(expected)];
+      expect(Math.abs(edges.left - expectedEdges.left), lineText).toBeLessThanOrEqual(3);
+      expect(Math.abs(edges.right - expectedEdges.right), lineText).toBeLessThanOrEqual(3);
+    }
+  }, 60_000);
+
+  it('an Arabic title is laid out right to left: its emoji at the reader\'s end, on the left, inside the safe width', async () => {
+    const captions = captionsOf('مرحبا بكم في قناتنا.', 'karaoke', 'ar', 'ثلاث حيل لا يعرفها أحد 🔥');
+    const events = assScript(captions).split('\n').filter((line) => line.startsWith('Dialogue:') && line.includes(',Title,'));
+    expect(events.length).toBeGreaterThan(1);
+    const file = path.join(work, 'title.ass');
+    await writeFile(file, [...assScript(captions).split('\n').filter((line) => !line.startsWith('Dialogue:')), ...events.map((event) => event.replace(/^Dialogue: (\d+),[^,]*,[^,]*,/, 'Dialogue: $1,0:00:00.00,0:00:05.00,')), ''].join('\n'));
+    const filter = `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`;
+    const { stdout: frame } = await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=black:s=${SIZE.width}x${SIZE.height}:d=1:r=${FPS}`, '-vf', filter, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
+    // The fire's orange and red, and the letters' white.
+    let [fire, fireCount, letters, letterCount] = [0, 0, 0, 0];
+    for (let pixel = 0; pixel < frame.length / 3; pixel += 1) {
+      const [r, g, b] = [frame[pixel * 3] as number, frame[pixel * 3 + 1] as number, frame[pixel * 3 + 2] as number];
+      const x = pixel % SIZE.width;
+      if (r > 180 && g < 170 && b < 90) [fire, fireCount] = [fire + x, fireCount + 1];
+      else if (Math.min(r, g, b) > 200) [letters, letterCount] = [letters + x, letterCount + 1];
+    }
+    expect(fireCount).toBeGreaterThan(50);
+    expect(letterCount).toBeGreaterThan(500);
+    expect(fire / fireCount, 'the emoji stands left of the words').toBeLessThan(letters / letterCount - 50);
+    const { box } = captionPixels(frame, SIZE.width);
+    expect(box!.right).toBeLessThanOrEqual(SIZE.width - captions.box.marginRight + 2);
+    expect(box!.left).toBeGreaterThanOrEqual(captions.box.marginLeft - 2);
+  });
+});
+

@@ -1,5 +1,5 @@
-import type { CaptionBox } from '../frame.js';
-import type { CaptionTitle } from '../captions.js';
+import { drawnRows, type DrawnCaptions } from '../caption-geometry.js';
+import { captionFont } from '../font.js';
 
 /** Rows of the frame the captions may touch, in pixels: whole macroblock rows (16 px) from the top. */
 export interface CaptionBand {
@@ -11,18 +11,22 @@ export interface CaptionBand {
 /** A macroblock is 16 × 16 luma samples (6.3): the band's slices must cover whole macroblock rows of the picture. */
 const MB = 16;
 
+/** x264's motion search reaches about 20 px past the band. Outside its own picture a motion vector reads the edge rows repeated (8.4.2.2), inside the full picture the real rows: that far, the band must be plain background. */
+const SEARCH_MARGIN = 24;
+
 /**
- * The only rows encoded more than once (see compose.ts). libass makes a line as tall as the font size; above the
- * lines we leave a further line for outlines and stacked accents, below room for the outline.
+ * The only rows encoded more than once (see compose.ts): the rows the captions' script draws on over the whole video
+ * (caption-geometry.ts drawnRows: each glyph's ink as shaped, marks above the line included, its outline, blur and
+ * shadow, the boxes, the title while it shows) and SEARCH_MARGIN on either side, in whole macroblock rows.
  */
-export function captionBand(box: CaptionBox, title?: CaptionTitle): CaptionBand {
+export function captionBand(captions: DrawnCaptions): CaptionBand {
+  const { box } = captions;
+  const font = captionFont(captions.look.family, captions.language);
   const textBottom = box.height - box.marginBottom;
-  // A title above the captions widens the band up to it (its outline and accents a line's height above its top).
-  const highest = Math.min(textBottom - box.textHeight, title ? title.top : Infinity);
-  const top = Math.max(0, Math.floor((highest - Math.max(24, box.fontSize + 2 * box.outline)) / MB) * MB);
-  // x264's motion search reaches about 20 px past the band. Outside its own picture a motion vector reads the edge
-  // rows repeated (8.4.2.2), inside the full picture the real rows: that far, the band must be plain background.
-  let bottom = Math.ceil((textBottom + Math.max(24, box.fontSize / 4 + 2 * box.outline)) / MB) * MB;
+  // Nothing drawn: a line's height over the bottom margin, as before there was text to measure.
+  const drawn = drawnRows(captions, font) ?? { top: textBottom - box.fontSize, bottom: textBottom };
+  const top = Math.max(0, Math.floor((drawn.top - SEARCH_MARGIN) / MB) * MB);
+  let bottom = Math.ceil((drawn.bottom + SEARCH_MARGIN) / MB) * MB;
   // Past the bottom, or less than a macroblock row above it: the band takes the rest of the frame, down to the
   // picture's last macroblock row (cropped, 7.4.2.1.1, when the height is no multiple of 16).
   if (bottom + MB > box.height) bottom = box.height;

@@ -211,7 +211,7 @@ function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, tit
 /** The band's rows and ASS script with the title (as long as it shows) and without it (after it). */
 async function bandScripts(captions: Captions, workDir: string): Promise<Record<'titled' | 'plain', { area: CaptionBand; script: string }>> {
   const write = async (name: string, shown: Captions) => {
-    const area = captionBand(shown.box, shown.title);
+    const area = captionBand(shown);
     const script = path.join(workDir, `${name}.ass`);
     await writeFile(script, assScript(shown, area));
     return { area, script };
