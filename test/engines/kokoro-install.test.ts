@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { DEFAULT_LOCK_PATH } from '../../script/voice-lock.js';
 import { VoiceError } from '../../script/voice-errors.js';
 import { KokoroCatalog } from '../../src/engines/kokoro/catalog.js';
 import { PACK_BYTES } from '../../src/engines/kokoro/packs.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 /** A real pack to serve: script/setup installs af_heart; its pin is in the committed lock. */
@@ -39,13 +39,11 @@ class FakeKokoroRepository {
   }
 
   async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${PREFIX}`;
+    this.baseUrl = `${await listenOnLoopback(this.server)}${PREFIX}`;
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeServer(this.server);
   }
 }
 

@@ -3,12 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../script/voices.js';
 import { DEFAULT_LOCK_PATH, type VoicesLock } from '../../script/voice-lock.js';
 import { runProcess } from '../../src/media/process.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback-server.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 /** How the fake Hugging Face answers for one file. */
@@ -69,13 +69,11 @@ class FakePiperVoices {
   }
 
   async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${PREFIX}`;
+    this.baseUrl = `${await listenOnLoopback(this.server)}${PREFIX}`;
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeServer(this.server);
   }
 
   publish(voice: FakeVoice): void {
