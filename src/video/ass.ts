@@ -4,7 +4,7 @@ import { joinLine } from '../speech/captions.js';
 import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
 import { paragraphDirection, visualRuns } from './bidi.js';
-import { baselines, blockHeight, emojiSquare, highlightPad, measureLine, softBlur, stateSizes, titleLines, titleOutline, type Drawing, type Sizes } from './caption-geometry.js';
+import { baselines, blockHeight, emojiSquare, highlightPad, measureLine, softBlur, stateSizes, titleFit, titleLines, titleOutline, type Drawing, type Sizes } from './caption-geometry.js';
 import { forBt601Drawing } from './colour.js';
 import { layerDrawing, twemojiLayers } from './twemoji.js';
 
@@ -323,11 +323,12 @@ function titleEvents(captions: Captions, title: NonNullable<Captions['title']>, 
   const { box, look } = captions;
   const times = `${assTime(0)},${assTime(boundaryCentiseconds(title.endFrame, captions.fps))}`;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
-  const size = title.fit === 100 ? '' : sizeTags(title.fit);
   const lines = titleLines(title);
   const drawing: Drawing = { look, language: captions.language, direction: paragraphDirection(title.lines.join(' '), captions.language) };
+  const fit = titleFit(title, font, drawing, box);
+  const size = fit === 100 ? '' : sizeTags(fit);
   return emojiEvents(font, title.fontSize, lines, (layer, prefix, emoji) => {
-    const text = lines.map((line) => lineText(line, NO_WORD, font, drawing, emoji, { base: title.fit, lit: title.fit })).join('\\N');
+    const text = lines.map((line) => lineText(line, NO_WORD, font, drawing, emoji, { base: fit, lit: fit })).join('\\N');
     return `Dialogue: ${layer + 10},${times},Title,,0,0,0,,{\\an8\\pos(${centre},${title.top - canvas.top})${size}}${prefix}${text}`;
   });
 }

@@ -1,6 +1,6 @@
 import type { AspectRatio, VideoResolution } from './options.js';
 import { DEFAULT_LOOK, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
-import { platformSafeArea, type SafeArea } from './platforms.js';
+import { PLATFORMS, platformSafeArea, type PlatformName, type SafeArea } from './platforms.js';
 
 export interface FrameSize {
   width: number;
@@ -55,7 +55,8 @@ export interface CaptionBox extends FrameSize {
  * the safe area (libass anchors them by their bottom), lines narrow enough for a lit word drawn larger.
  */
 export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: CaptionLook = DEFAULT_LOOK): CaptionBox {
-  const area = platformSafeArea(look.platform, aspectRatio) ?? SAFE_AREAS[aspectRatio];
+  const platformArea = platformSafeArea(look.platform, aspectRatio);
+  const area = platformArea ?? SAFE_AREAS[aspectRatio];
   const preset = STYLE_PRESETS[look.style];
   const fontSize = Math.round(Math.min(size.width, size.height) * area.fontSize * preset.size * look.scale);
   const marginLeft = Math.round(size.width * area.left);
@@ -63,7 +64,8 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: Capt
   // A boxed line's padding is its "outline" (ASS border style 3).
   const outline = Math.max(2, Math.round(fontSize * (preset.box ? preset.outline : (look.outline ?? preset.outline))));
   const block = preset.maxLines * fontSize;
-  const bottom = Math.round(size.height * area.bottom);
+  // Under a platform's safe area, a lane for the progress bar (progressBarArea) between the captions and the band the app covers.
+  const bottom = Math.round(size.height * area.bottom) + (platformArea ? 2 * barHeight(size.height) : 0);
   const marginBottom = {
     bottom,
     middle: Math.round((size.height - block) / 2),
@@ -81,4 +83,33 @@ export function captionBox(size: FrameSize, aspectRatio: AspectRatio, look: Capt
     outline,
     shadow: Math.round(fontSize * preset.shadow),
   };
+}
+
+/** The progress bar's height: 0.8 % of the frame's, in whole pairs of rows (yuv420p). */
+export function barHeight(frameHeight: number): number {
+  return Math.max(2, 2 * Math.round((frameHeight * 0.008) / 2));
+}
+
+/** Where the progress bar is drawn, in pixels; every value even (yuv420p). */
+export interface BarArea {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+const even = (pixels: number) => 2 * Math.round(pixels / 2);
+
+/**
+ * The progress bar: along the frame's bottom edge; for a platform whose app draws over the bottom of the frame (its
+ * safe area, at the platform's own aspect ratio), across the safe width just above that band, in the lane captionBox
+ * keeps free of captions there: inside the bottom 0.8 % the app's own controls covered it.
+ */
+export function progressBarArea(size: FrameSize, platform?: PlatformName): BarArea {
+  const height = barHeight(size.height);
+  const preset = platform && PLATFORMS[platform];
+  const area = preset && size.width * 16 === size.height * 9 ? platformSafeArea(platform, preset.aspectRatio) : undefined;
+  if (!area) return { left: 0, top: size.height - height, width: size.width, height };
+  const left = even(size.width * area.left);
+  return { left, top: even(size.height * (1 - area.bottom)) - height, width: even(size.width * (1 - area.right)) - left, height };
 }

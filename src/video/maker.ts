@@ -140,7 +140,7 @@ export class VideoMaker {
           loudness: request.loudness,
           music: request.music,
           channels: request.channels,
-          progressBar: request.progressBar ? { colour: resolveLook(request.look).highlightColour } : undefined,
+          progressBar: request.progressBar ? { colour: resolveLook(request.look).highlightColour, platform: resolveLook(request.look).platform } : undefined,
         }).catch(rethrowAsAppError('MEDIA_FAILED'));
         assertPlayable(info, size);
         return { duration: info.duration, renderPath: info.renderPath, frameRate: info.frameRate };

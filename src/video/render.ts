@@ -12,11 +12,12 @@ import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
 import { BT709_COLOUR, BT709_VUI, forceIdrOptions, H264Error, idrFrames, mp4Samples, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';
 import type { Captions } from './captions.js';
-import type { FrameSize } from './frame.js';
+import { progressBarArea, type FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
 import { crossfadeFrames, sceneTimeline, scenesMove, type Scene, type Transition } from './scenes.js';
 import { forBt601Drawing } from './colour.js';
+import type { PlatformName } from './platforms.js';
 import { AAC_PRIMING, encodeUnderCeiling, soundtrackLength, VIDEO_LOUDNESS, type Channels, type Music, type SoundtrackOptions } from './soundtrack.js';
 
 export const BACKGROUND_COLOUR = '0F172A';
@@ -56,8 +57,8 @@ export interface RenderOptions extends ProcessLimits {
   music?: Music;
   /** The soundtrack's channels; by default stereo with music, mono without (soundtrackChannels). */
   channels?: Channels;
-  /** A thin bar along the bottom edge that grows with the video, in this colour (RGB hex). */
-  progressBar?: { colour: string };
+  /** A thin bar that grows with the video, in this colour (RGB hex): along the bottom edge, or above the band `platform`'s app covers (frame.ts progressBarArea). */
+  progressBar?: { colour: string; platform?: PlatformName };
   /** The x264 options of the moving path in place of MOVING_X264 (the benchmark's slow reference of the same frames). */
   movingX264?: readonly string[];
 }
@@ -104,11 +105,6 @@ const PLAIN_X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-x26
  * than 14.0-14.4 s, the same size; over a looped clip 13.4-13.6 s rather than 13.6-14.0 s, 1 % larger.
  */
 const MOVING_X264 = ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-x264-params', `subme=1:me=dia:${BT709_VUI}`];
-
-/** The progress bar's height: 0.8 % of the frame's, in whole pairs of rows (yuv420p). */
-function barHeight(frameHeight: number): number {
-  return Math.max(2, 2 * Math.round((frameHeight * 0.008) / 2));
-}
 
 /** A scene's background layer, and the frames it is made for: its own and those of the cross-fade that ends it. */
 interface SceneLayer extends PictureScene {
@@ -267,10 +263,13 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob, part: Picture
   }
   let graph = chain.join(',');
   if (job.progressBar) {
-    const { width, height } = job.size;
-    // The colour source converts with BT.601 (see colour.ts).
-    inputs.push({ source: `color=c=0x${forBt601Drawing(job.progressBar.colour)}:s=${width}x${barHeight(height)}:r=${job.fps}`, options: ['-f', 'lavfi'] });
-    graph += `[base];[${inputs.length - 1}:v]format=yuv420p[bar];[base][bar]overlay=x='-w+w*(n+${start + 1})/${job.totalFrames}':y=H-h:eof_action=pass:shortest=1`;
+    const area = progressBarArea(job.size, job.progressBar.platform);
+    // The colour source converts with BT.601 (see colour.ts). The bar slides in from the left of its area, its right
+    // end at the share of frames shown: drawn on the area's rows cut out, put back in place.
+    inputs.push({ source: `color=c=0x${forBt601Drawing(job.progressBar.colour)}:s=${area.width}x${area.height}:r=${job.fps}`, options: ['-f', 'lavfi'] });
+    graph +=
+      `,split[base][lane];[lane]crop=${area.width}:${area.height}:${area.left}:${area.top}[slot];[${inputs.length - 1}:v]format=yuv420p[bar];` +
+      `[slot][bar]overlay=x='-w+w*(n+${start + 1})/${job.totalFrames}':y=0:eof_action=pass:shortest=1[filled];[base][filled]overlay=x=${area.left}:y=${area.top}:shortest=1`;
   }
   graph += `,${picture.output}[picture]`;
   const file = path.join(job.workDir, `${part.name}.h264`);

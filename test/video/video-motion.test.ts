@@ -5,8 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TtsVideoResponse } from '../../src/api/video.js';
 import type { Background } from '../../src/video/background.js';
 import { frameSize } from '../../src/video/frame.js';
+import { layoutCaptions } from '../../src/video/layout.js';
 import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
-import { decodeErrors, decodeFrame, ffmpeg, keyframeTimes, probe, rawStreams, runFfmpeg } from '../helpers/media.js';
+import { decodeErrors, decodeFrame, ffmpeg, keyframeTimes, probe, rawStreams, runFfmpeg, screenshot } from '../helpers/media.js';
 import { uploadAsset, useTestApp } from '../helpers/helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { toneSpeech } from '../helpers/video-helpers.js';
@@ -96,6 +97,34 @@ describe('progress_bar', () => {
       // 0.8 % of the height: nothing of it above.
       expect(redRun(picture, height - 14)).toBe(0);
     }
+  });
+});
+
+describe('progress_bar with a platform (issue 38)', () => {
+  it('runs above the band Shorts covers, across its safe width, clear of the captions: never in the bottom 0.8 %', async () => {
+    const look = { platform: 'shorts' as const };
+    const captions = layoutCaptions({ text: 'One two three four five six seven eight nine ten', speech, size, aspectRatio: '9:16', fps: FPS, look });
+    const { file, frames } = await render('bar-shorts', { captions, background: { type: 'color', color: '000000' }, progressBar: { colour: 'FF0000', platform: 'shorts' } });
+    const { width, height } = size;
+    const red = (frame: Buffer, x: number, y: number) => (frame[(y * width + x) * 3] as number) > 200 && (frame[(y * width + x) * 3 + 1] as number) < 60;
+    const index = frames - 2;
+    const picture = await decodeFrame(file, index, FPS);
+    const rows = Array.from({ length: height }, (_, y) => y).filter((y) => red(picture, Math.round(width * 0.5), y));
+    expect(rows.length).toBeGreaterThanOrEqual(8);
+    // Above the bottom 22 % Shorts draws over, and not along the bottom edge.
+    expect(Math.max(...rows)).toBeLessThan(height * (1 - 0.22));
+    expect(rows.every((y) => y < height * 0.9)).toBe(true);
+    // Across the safe width only: left of the 13 % of buttons on the right, right of the left margin.
+    const row = rows[0] as number;
+    const reds = Array.from({ length: width }, (_, x) => x).filter((x) => red(picture, x, row));
+    expect(Math.min(...reds)).toBeGreaterThanOrEqual(width * 0.06 - 2);
+    expect(Math.max(...reds)).toBeLessThanOrEqual(width * 0.87 + 2);
+    // Nearly full this close to the end.
+    expect(Math.max(...reds) - Math.min(...reds)).toBeGreaterThan(width * (0.87 - 0.06) * 0.9);
+    // The captions' ink (white) stays above the bar.
+    const white = Array.from({ length: height }, (_, y) => y).filter((y) => Array.from({ length: width }, (_, x) => x).some((x) => Math.min(picture[(y * width + x) * 3] as number, picture[(y * width + x) * 3 + 1] as number, picture[(y * width + x) * 3 + 2] as number) > 200));
+    expect(Math.max(...white)).toBeLessThan(Math.min(...rows));
+    await screenshot('captions', 'progress-bar-shorts', file, index);
   });
 });
 

@@ -175,7 +175,8 @@ describe('POST /tts-video: platform presets and the pop options', () => {
     const shorts = layoutCaptions({ text, speech: toneSpeech(text), size, aspectRatio: '9:16', fps: FPS, look: { platform: 'shorts' } });
     // Reels covers more of the bottom than Shorts: its captions sit higher.
     expect(reels.box.marginBottom).toBeGreaterThan(shorts.box.marginBottom + 100);
-    expect(reels.box.marginBottom).toBe(Math.round(1920 * 0.3));
+    // Its covered band, and above it the progress bar's lane (issue 38: two bar heights, 2 x 16 px at 1920).
+    expect(reels.box.marginBottom).toBe(Math.round(1920 * 0.3) + 32);
   });
 });
 

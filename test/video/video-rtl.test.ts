@@ -168,5 +168,24 @@ describe('right-to-left paragraphs whose line, group or title starts with a Lati
     expect(box!.right).toBeLessThanOrEqual(SIZE.width - captions.box.marginRight + 2);
     expect(box!.left).toBeGreaterThanOrEqual(captions.box.marginLeft - 2);
   });
-});
 
+  it('a long Arabic title on TikTok stays inside the 85 % safe line, its outline included', async () => {
+    const size = frameSize('1080p', '9:16');
+    const text = 'مرحبا بكم في قناتنا.';
+    const captions = layoutCaptions({ text, speech: toneSpeech(text), size, aspectRatio: '9:16', fps: FPS, language: 'ar', look: { platform: 'tiktok' }, title: { text: 'أفضل الحيل للمونتاج التي لا يخبرك بها أحد على الإطلاق 🔥', seconds: 1 } });
+    const script = assScript(captions);
+    const file = path.join(work, 'tiktok-title.ass');
+    await writeFile(file, [...script.split('\n').filter((line) => !line.startsWith('Dialogue:')), ...script.split('\n').filter((line) => line.includes(',Title,')).map((event) => event.replace(/^Dialogue: (\d+),[^,]*,[^,]*,/, 'Dialogue: $1,0:00:00.00,0:00:05.00,')), ''].join('\n'));
+    const filter = `ass=filename=${filterValue(file)}:fontsdir=${filterValue(fontsDirFor(file))}:shaping=complex`;
+    const { stdout: frame } = await runFfmpeg(['-v', 'error', '-f', 'lavfi', '-i', `color=black:s=${size.width}x${size.height}:d=1:r=${FPS}`, '-vf', filter, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']);
+    // Any drawn pixel, the black outline's antialiased edge over black aside: the letters' and the emoji's.
+    let [left, right] = [size.width, -1];
+    for (let pixel = 0; pixel < frame.length / 3; pixel += 1) {
+      if (Math.max(frame[pixel * 3] as number, frame[pixel * 3 + 1] as number, frame[pixel * 3 + 2] as number) < 40) continue;
+      [left, right] = [Math.min(left, pixel % size.width), Math.max(right, pixel % size.width)];
+    }
+    expect(right, 'the title reaches this far').toBeGreaterThan(size.width * 0.6);
+    expect(right + (captions.title ? Math.max(2, Math.round(captions.title.fontSize / 12)) : 0)).toBeLessThanOrEqual(size.width * 0.85);
+    expect(left).toBeGreaterThanOrEqual(size.width * 0.06 - 2);
+  });
+});
