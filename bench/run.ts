@@ -51,7 +51,7 @@ const PLANS = {
     voices: { runs: 3, seconds: 60, videoSeconds: 60 },
     scale: { levels: [1, 2, 4], rounds: 3, ttsSeconds: 4, videosPerWorker: 2, videoSeconds: 60, latencyRuns: 40 },
     memory: { ttsCharacters: [200, 5000], otherEngineCharacters: 1000, videoSeconds: 60, cases: [PORTRAIT, LANDSCAPE], naive: true },
-    firstMinute: { startRuns: 5, voices: ['piper:en_US-joe-medium', 'espeak-ng:en-us', 'flite:slt', 'festival:slt-hts', 'rhvoice:slt'], pathRuns: 15, pathVoice: VOICE },
+    firstMinute: { startRuns: 5, voices: ['kokoro:af_heart', 'piper:en_US-joe-medium', 'espeak-ng:en-us', 'flite:slt', 'festival:slt-hts', 'rhvoice:slt'], pathRuns: 15, pathVoice: VOICE },
     processStartRuns: 10,
     startProfileRuns: 3,
     spawnBallastMb: [0, 200, 500],

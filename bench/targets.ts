@@ -4,7 +4,7 @@ import type { MovingResult } from './moving.js';
 import type { ScaleResult } from './scale.js';
 import { round } from './stats.js';
 import { PORTRAIT } from './video.js';
-import { NEURAL_VOICE, type VoicesResult } from './voices.js';
+import { KOKORO_VOICE, NEURAL_VOICE, type VoicesResult } from './voices.js';
 import { answersOf, slowestOf } from './worst-case.js';
 
 /** Half of the service's default TTS_TIMEOUT_MS: the margin a worst case must leave on this machine. */
@@ -153,9 +153,13 @@ function addNeuralTargets(
 ): void {
   const rate = voices?.realTime.find((row) => row.voice === NEURAL_VOICE);
   if (rate) add('neural-real-time', `/tts ${NEURAL_VOICE}, ${rate.audioSeconds.toFixed(0)} s of wav, one at a time, real-time factor p50`, rate.one.p50, '×', 5, '≥ 5×', 'at least');
+  // Issue 37: Kokoro at least 1.5× real time on a long text, its first streamed audio within 600 ms.
+  const kokoro = voices?.realTime.find((row) => row.voice === KOKORO_VOICE);
+  if (kokoro) add('kokoro-real-time', `/tts ${KOKORO_VOICE}, ${kokoro.audioSeconds.toFixed(0)} s of wav, one at a time, real-time factor p50`, kokoro.one.p50, '×', 1.5, '≥ 1.5×', 'at least');
   if (voices?.speech?.measured) {
     for (const row of voices.speech.rows) {
-      add(`neural-first-byte-${row.format}`, `/v1/audio/speech ${row.voice} ${row.format}, first byte p50`, row.firstByte.p50, 'ms', 1000, '≤ 1000 ms');
+      if (row.voice === KOKORO_VOICE) add(`kokoro-first-byte-${row.format}`, `/v1/audio/speech ${row.voice} ${row.format}, first byte p50`, row.firstByte.p50, 'ms', 600, '≤ 600 ms');
+      else add(`neural-first-byte-${row.format}`, `/v1/audio/speech ${row.voice} ${row.format}, first byte p50`, row.firstByte.p50, 'ms', 1000, '≤ 1000 ms');
     }
   }
   // As for the other videos, a minute of narration only.

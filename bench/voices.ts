@@ -11,8 +11,11 @@ import { PORTRAIT } from './video.js';
 /** The neural voice that issue 11 measures end to end. */
 export const NEURAL_VOICE = 'piper:en_US-joe-medium';
 
+/** Kokoro-82M's recommended American English pack (issue 37), measured beside Piper's. */
+export const KOKORO_VOICE = 'kokoro:af_heart';
+
 /** Each engine's main English voice, the most natural first; only those the server lists are measured. */
-export const ENGLISH_VOICES = [NEURAL_VOICE, 'rhvoice:clb', 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
+export const ENGLISH_VOICES = [KOKORO_VOICE, NEURAL_VOICE, 'rhvoice:clb', 'festival:slt-hts', 'flite:slt', 'espeak-ng:en-us'];
 
 /** Seconds of audio per second of wall time: the median and every run. */
 export interface Factor {
@@ -61,7 +64,7 @@ export interface VoicesResult {
   missing: string[];
   realTime: RealTimeRow[];
   wordErrorRates: WordErrorRates;
-  /** The neural voice streamed by /v1/audio/speech; null when it is not installed. */
+  /** The neural voices (Piper's, Kokoro's) streamed by /v1/audio/speech; null when neither is installed. */
   speech: SpeechResult | null;
   video: NeuralVideo | null;
 }
@@ -89,7 +92,8 @@ export async function measureVoices(service: Service, plan: VoicesPlan, workDir:
   const realTime = await measureRealTime(service, voices, plan);
   const wordErrorRates = await measureWordErrorRates(service, voices, workDir);
   const neural = voices.includes(NEURAL_VOICE);
-  const speech = neural ? await measureSpeech(service, [NEURAL_VOICE], plan.runs) : null;
+  const streamed = [NEURAL_VOICE, KOKORO_VOICE].filter((voice) => voices.includes(voice));
+  const speech = streamed.length > 0 ? await measureSpeech(service, streamed, plan.runs) : null;
   const rate = realTime.find((row) => row.voice === NEURAL_VOICE);
   const video = neural && rate ? await measureNeuralVideo(service, plan, rate.characters / rate.audioSeconds) : null;
   return { voices, missing, realTime, wordErrorRates, speech, video };
