@@ -1,9 +1,10 @@
 """The tests' and the benchmark's judge of speech: what Whisper base hears in a WAV file, and its DNSMOS P.808 score.
 
 Runs in the venv script/install-judge makes (never in the service). One JSON object a line on stdin:
-  {"path": "/abs/file.wav", "transcript": true, "dnsmos": true}
+  {"path": "/abs/file.wav", "transcript": true, "dnsmos": true, "language": "en", "words": false}
 and one answer a line on stdout, in the same order:
-  {"transcript": "...", "dnsmos": 3.92}  or  {"error": "..."}
+  {"transcript": "...", "dnsmos": 3.92, "words": [{"word": "Hello", "start": 0.12, "end": 0.4}]}  or  {"error": "..."}
+(`words`, when asked: each word Whisper heard and when, its word timestamps).
 The model stays loaded between requests; test/helpers/judge.ts starts one process per test file.
 
   python judge.py MODEL_DIR [CPU_THREADS]
@@ -24,8 +25,15 @@ def judge(model: WhisperModel, request: dict) -> dict:
     audio = decode_audio(request["path"], sampling_rate=SAMPLE_RATE)
     answer = {}
     if request.get("transcript", True):
-        segments, _ = model.transcribe(audio, beam_size=5, language="en", condition_on_previous_text=False)
+        words = bool(request.get("words", False))
+        segments = list(
+            model.transcribe(audio, beam_size=5, language=request.get("language", "en"), condition_on_previous_text=False, word_timestamps=words)[0]
+        )
         answer["transcript"] = " ".join(segment.text.strip() for segment in segments)
+        if words:
+            answer["words"] = [
+                {"word": word.word.strip(), "start": round(word.start, 3), "end": round(word.end, 3)} for segment in segments for word in segment.words or []
+            ]
     if request.get("dnsmos", True):
         answer["dnsmos"] = round(float(dnsmos.run(audio, sr=SAMPLE_RATE)["p808_mos"]), 3)
     return answer

@@ -26,11 +26,20 @@ export interface Judgement {
   transcript: string;
   /** DNSMOS P.808 mean opinion score, 1–5. */
   dnsmos: number;
+  /** Each word Whisper heard and when (seconds), when asked for. */
+  words: HeardWord[];
+}
+
+export interface HeardWord {
+  word: string;
+  start: number;
+  end: number;
 }
 
 interface Answer {
   transcript?: string;
   dnsmos?: number;
+  words?: HeardWord[];
   error?: string;
 }
 
@@ -65,13 +74,15 @@ export class Judge {
   }
 
   /** What is heard in `file` (any format ffmpeg's libraries read) and its DNSMOS score. */
-  async judge(file: string, wanted: { transcript?: boolean; dnsmos?: boolean } = {}): Promise<Judgement> {
+  /** `language`: what Whisper is told it hears (default `en`); `words`: its word timestamps too. */
+  async judge(file: string, wanted: { transcript?: boolean; dnsmos?: boolean; language?: string; words?: boolean } = {}): Promise<Judgement> {
+    const request = { path: path.resolve(file), transcript: wanted.transcript ?? true, dnsmos: wanted.dnsmos ?? true, language: wanted.language ?? 'en', words: wanted.words ?? false };
     const answer = await new Promise<Answer>((resolve) => {
       this.answers.push(resolve);
-      this.child.stdin.write(`${JSON.stringify({ path: path.resolve(file), transcript: wanted.transcript ?? true, dnsmos: wanted.dnsmos ?? true })}\n`);
+      this.child.stdin.write(`${JSON.stringify(request)}\n`);
     });
     if (answer.error !== undefined) throw new Error(`judge: ${answer.error} (${file})`);
-    return { transcript: answer.transcript ?? '', dnsmos: answer.dnsmos ?? Number.NaN };
+    return { transcript: answer.transcript ?? '', dnsmos: answer.dnsmos ?? Number.NaN, words: answer.words ?? [] };
   }
 
   async close(): Promise<void> {
@@ -201,9 +212,20 @@ export function normalizeWords(text: string, options: { years?: boolean; dotTime
 }
 
 /** Word error rate: the edit distance between the two normalized word sequences over the reference's length. */
+/** Character edits / characters of `reference`, over what both say without spaces and punctuation (Japanese, Chinese). */
+export function characterErrorRate(reference: string, hypothesis: string): number {
+  const letters = (text: string) => [...text.normalize('NFKC').replace(/[\p{P}\p{S}\s]/gu, '')];
+  const [expected, heard] = [letters(reference), letters(hypothesis)];
+  return editDistance(expected, heard) / Math.max(1, expected.length);
+}
+
 export function wordErrorRate(reference: string, hypothesis: string): number {
   const ref = normalizeWords(reference);
-  const hyp = normalizeWords(hypothesis);
+  return editDistance(ref, normalizeWords(hypothesis)) / Math.max(1, ref.length);
+}
+
+/** Levenshtein distance between two sequences. */
+function editDistance(ref: readonly string[], hyp: readonly string[]): number {
   let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
   for (let i = 1; i <= ref.length; i += 1) {
     const current = [i];
@@ -212,7 +234,7 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
     }
     previous = current;
   }
-  return (previous[hyp.length] ?? 0) / Math.max(1, ref.length);
+  return previous[hyp.length] ?? 0;
 }
 
 /**
