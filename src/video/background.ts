@@ -1,4 +1,4 @@
-import { stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import type { ProcessLimits } from '../media/process.js';
@@ -158,20 +158,74 @@ function stillLayer(file: string, size: FrameSize): PictureLayer {
 const STILL_CLOCK = 'loop=loop=-1:size=1:start=0,setpts=N';
 
 /**
+ * A pan's bank: copies of the prepared image, each shifted left by a further 1/PAN_STEPS pixel, covering two pixels
+ * (yuv420p is cropped at even columns only). Cropping copy k at column 2m shows the image from 2m + k/PAN_STEPS: the
+ * window moves on by the same fraction of a pixel in every frame (within 1/16 px), nothing computed per frame.
+ */
+const PAN_STEPS = 8;
+const PAN_COPIES = 2 * PAN_STEPS;
+
+/**
+ * The pan's bank of `frame` (raw yuv420p at `size`): one raw frame PAN_COPIES times as tall, copy k (rows k·height on)
+ * moved left by k/PAN_STEPS px (linear interpolation). About 0.75 s of arithmetic at 1080×1920: the event loop gets a
+ * turn between copies.
+ */
+export async function panBank(frame: Buffer, size: FrameSize): Promise<Buffer> {
+  const { width, height } = size;
+  const planes = [
+    { offset: 0, width, height, scale: 1 },
+    { offset: width * height, width: width / 2, height: height / 2, scale: 2 },
+    { offset: width * height * 1.25, width: width / 2, height: height / 2, scale: 2 },
+  ];
+  const bank = Buffer.alloc(frame.length * PAN_COPIES);
+  for (let k = 0; k < PAN_COPIES; k += 1) {
+    for (const plane of planes) {
+      // A chroma sample is two pixels wide: it moves half as many samples.
+      const shift = k / PAN_STEPS / plane.scale;
+      const whole = Math.floor(shift);
+      const part = shift - whole;
+      // One tall frame: its luma plane is every copy's luma, one under the other, then the same for each chroma plane.
+      const into = plane.offset * PAN_COPIES + k * plane.width * plane.height;
+      const lastColumn = plane.width - 1;
+      for (let y = 0; y < plane.height; y += 1) {
+        const row = plane.offset + y * plane.width;
+        const out = into + y * plane.width;
+        for (let x = 0; x < plane.width; x += 1) {
+          const a = frame[row + Math.min(lastColumn, x + whole)] as number;
+          const b = frame[row + Math.min(lastColumn, x + whole + 1)] as number;
+          bank[out + x] = Math.round(a + (b - a) * part);
+        }
+      }
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return bank;
+}
+
+/**
  * A still image larger than the frame (MOTION_ROOM), one raw frame, moved over for `frames` frames: zoompan makes
- * every frame of a zoom from that one, a pan crops a window that slides from the left edge to the right.
+ * every frame of a zoom from that one; a pan crops a window sliding from the left edge to the right from its bank
+ * (panBank: `prepared` is one copy, the file holds PAN_COPIES of them stacked).
  */
 function movingLayer(file: string, prepared: FrameSize, size: FrameSize, motion: Motion, timing: VideoTiming): PictureLayer {
   const last = Math.max(1, timing.frames - 1);
   const room = MOTION_ROOM - 1;
+  // Where the window's left edge is, in 1/PAN_STEPS px (two pixels short of the edge: the bank's last copy reads two past it).
+  const travel = prepared.width - size.width - 2;
+  const input = motion === 'pan' ? { width: prepared.width, height: prepared.height * PAN_COPIES } : prepared;
   // Frame numbers count from `start`: a part of the video encoded on its own (render.ts) moves on from where the one before stopped.
   const clockFrom = (start: number) => {
-    if (motion === 'pan') return `${STILL_CLOCK},crop=${size.width}:${size.height}:x='(iw-ow)*(n+${start})/${last}':y='(ih-oh)/2'`;
+    if (motion === 'pan') {
+      const eighths = `round(${travel * PAN_STEPS}*(n+${start})/${last})`;
+      const x = `2*floor(${eighths}/${PAN_COPIES})`;
+      const y = `${prepared.height}*mod(${eighths},${PAN_COPIES})+${2 * Math.round((prepared.height - size.height) / 4)}`;
+      return `${STILL_CLOCK},crop=${size.width}:${size.height}:x='${x}':y='${y}'`;
+    }
     const zoom = motion === 'zoom-in' ? `1+${room}*(on+${start})/${last}` : `${MOTION_ROOM}-${room}*(on+${start})/${last}`;
     return `zoompan=z='${zoom}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${timing.frames}:s=${size.width}x${size.height}:fps=${timing.fps},setpts=N`;
   };
   return {
-    input: (fps) => ({ source: file, options: rawInput(prepared, fps) }),
+    input: (fps) => ({ source: file, options: rawInput(input, fps) }),
     clock: clockFrom(0),
     clockFrom,
     region: cropRows,
@@ -237,6 +291,12 @@ export async function prepareBackground(
       ],
       ...limits,
     });
+  }
+  if (motion === 'pan') {
+    await shared.budget?.reserveScratch(workDir, PAN_COPIES * rawFrameBytes(prepared), 'the pan\'s shifted copies');
+    const bank = path.join(workDir, `${name}-pan.yuv`);
+    await writeFile(bank, await panBank(await readFile(file), prepared));
+    return movingLayer(bank, prepared, size, motion, timing);
   }
   return motion ? movingLayer(file, prepared, size, motion, timing) : stillLayer(file, size);
 }

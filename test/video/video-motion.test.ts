@@ -76,6 +76,109 @@ describe('a moving background (Ken Burns)', () => {
   });
 });
 
+describe('Ken Burns motion without judder (issue 38)', () => {
+  const grid = path.join(dir, 'grid.png');
+  const { width, height } = size;
+
+  beforeAll(async () => {
+    // White with black lines 6 px wide every 48 px: each line's centre found to a fraction of a pixel in every frame.
+    await runFfmpeg(['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=white:s=900x1400,drawgrid=w=48:h=48:t=6:c=black', '-frames:v', '1', grid]);
+  });
+
+  /** Every frame of `file` as grey bytes. */
+  async function greyFrames(file: string): Promise<Buffer[]> {
+    const { stdout } = await runFfmpeg(['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], 60_000);
+    const bytes = width * height;
+    return Array.from({ length: Math.floor(stdout.length / bytes) }, (_, index) => stdout.subarray(index * bytes, (index + 1) * bytes));
+  }
+
+  /** The centres of the vertical lines across the middle half of the rows, to a fraction of a pixel (centroids of their ink). */
+  function lineCentres(frame: Buffer): number[] {
+    const ink = new Float64Array(width);
+    for (let y = Math.round(height / 4); y < Math.round((3 * height) / 4); y += 1) {
+      for (let x = 0; x < width; x += 1) ink[x] = (ink[x] as number) + 255 - (frame[y * width + x] as number);
+    }
+    const sorted = [...ink].sort((a, b) => a - b);
+    const base = sorted[Math.floor(sorted.length * 0.2)] as number;
+    const top = sorted[sorted.length - 1] as number;
+    const centres: number[] = [];
+    let x = 0;
+    while (x < width) {
+      if ((ink[x] as number) - base < (top - base) / 2) {
+        x += 1;
+        continue;
+      }
+      let end = x;
+      while (end < width && (ink[end] as number) - base >= (top - base) / 2) end += 1;
+      // Signed ink over a fixed span around the line (its ringing included): the centroid of a line moved by a fraction moves by that fraction.
+      const from = Math.round((x + end - 1) / 2) - 12;
+      const to = from + 25;
+      if (from >= 0 && to <= width) {
+        let mass = 0;
+        let moment = 0;
+        for (let at = from; at < to; at += 1) {
+          const weight = (ink[at] as number) - base;
+          mass += weight;
+          moment += weight * at;
+        }
+        centres.push(moment / mass);
+      }
+      x = end;
+    }
+    return centres;
+  }
+
+  /** From each frame to the next: the fit x' = scale·x + shift over the lines seen in both (each matched to its nearest). */
+  function steps(frames: Buffer[]): Array<{ scale: number; shift: number }> {
+    const centres = frames.map(lineCentres);
+    return centres.slice(1).map((after, index) => {
+      const pairs = (centres[index] as number[]).flatMap((before) => {
+        const nearest = after.reduce((best, at) => (Math.abs(at - before) < Math.abs(best - before) ? at : best), Infinity);
+        return Math.abs(nearest - before) < 12 ? [[before, nearest] as const] : [];
+      });
+      const n = pairs.length;
+      const mx = pairs.reduce((sum, [a]) => sum + a, 0) / n;
+      const my = pairs.reduce((sum, [, b]) => sum + b, 0) / n;
+      const sxy = pairs.reduce((sum, [a, b]) => sum + (a - mx) * (b - my), 0);
+      const sxx = pairs.reduce((sum, [a]) => sum + (a - mx) ** 2, 0);
+      const scale = sxy / sxx;
+      return { scale, shift: my - scale * mx };
+    });
+  }
+
+  const spread = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = sorted[Math.floor(sorted.length / 2)] as number;
+    return Math.max(...values.map((value) => Math.abs(value - middle)));
+  };
+
+  it('pans by the same fraction of a pixel in every frame', async () => {
+    const { file } = await render('grid-pan', { frameRate: 'constant', background: { type: 'image', file: grid, motion: 'pan' } });
+    const moves = steps(await greyFrames(file)).map(({ scale, shift }) => shift + (scale - 1) * (width / 2));
+    // Leftwards about 1.2 px a frame (the window crosses 0.2 of the frame's width in 4 s), never a stall or a 2 px step.
+    expect(moves.length).toBeGreaterThan(100);
+    expect(Math.max(...moves)).toBeLessThan(-0.5);
+    expect(spread(moves), moves.map((move) => move.toFixed(2)).join(' ')).toBeLessThan(0.25);
+  });
+
+  // Not yet: zoompan crops a whole-pixel window, so a zoom's edges still move every other frame (issue 38 point 8, left
+  // open). The ways found that are exact cost more than zoompan's ~4.5 ms a frame at 1080×1920: per-frame crop and
+  // scale sizes driven by sendcmd ~7 ms, zoompan over a source prescaled ×4 ~30 ms, perspective 30-40 ms.
+  it.skip('zooms by the same factor in every frame: its edges move on in every frame, its middle stays', async () => {
+    for (const motion of ['zoom-in', 'zoom-out'] as const) {
+      const { file } = await render(`grid-${motion}`, { frameRate: 'constant', background: { type: 'image', file: grid, motion } });
+      const fits = steps(await greyFrames(file));
+      expect(fits.length).toBeGreaterThan(100);
+      // How far the frame's left edge and its middle move from one frame to the next.
+      const edges = fits.map(({ shift }) => shift);
+      const middles = fits.map(({ scale, shift }) => shift + (scale - 1) * (width / 2));
+      expect(Math.min(...edges.map(Math.abs)), motion).toBeGreaterThan(0.1);
+      expect(spread(edges), `${motion}: ${edges.map((move) => move.toFixed(2)).join(' ')}`).toBeLessThan(0.25);
+      expect(spread(middles), `${motion}: ${middles.map((move) => move.toFixed(2)).join(' ')}`).toBeLessThan(0.25);
+    }
+  });
+});
+
 describe('progress_bar', () => {
   it('grows along the bottom edge with the video, in its colour, over the background', async () => {
     const { file, frames, rendered } = await render('bar', { background: { type: 'color', color: '000000' }, progressBar: { colour: 'FF0000' } });
