@@ -1,8 +1,7 @@
 // The Kokoro-82M model on an ONNX Runtime session (engines/onnx): tokens, a style vector and a speed in, 24 kHz audio
 // and each token's frame count out. Lives in the Kokoro host (kokoro-host.ts), loaded once.
-import { readFile } from 'node:fs/promises';
 import type { OnnxRuntime, OnnxSession, SessionOptions } from '../onnx/session.js';
-import { graphOutputSuffix } from '../piper/onnx-durations.js';
+import { graphOutputSuffix, readWithSuffix } from '../piper/onnx-durations.js';
 import { STYLE_SIZE } from './packs.js';
 
 /**
@@ -36,11 +35,8 @@ export class KokoroModel {
 
   /** `threads`: intra-op threads of each run. */
   static async load(modelPath: string, runtime: OnnxRuntime, threads: number): Promise<KokoroModel> {
-    const file = await readFile(modelPath);
-    const suffix = graphOutputSuffix(DURATIONS_TENSOR);
-    const bytes = new Uint8Array(file.length + suffix.length);
-    bytes.set(file);
-    bytes.set(suffix, file.length);
+    // Read straight into one buffer with the suffix: the 92 MB file is not held twice.
+    const bytes = await readWithSuffix(modelPath, graphOutputSuffix(DURATIONS_TENSOR));
     // Without ONNX Runtime's arena on 1.32: a run's buffers go back to the system once the runs are over (idle-trim.ts).
     const session = await runtime.createSession(bytes, { threads, optimization: optimization(runtime), memoryArena: runtime.source !== 'pypi' });
     (globalThis as { gc?: () => void }).gc?.();

@@ -1,8 +1,7 @@
 // One Piper voice model on an ONNX Runtime session (engines/onnx): phoneme ids in, float audio and each id's frame
 // count out. Used on the host's inference thread (inference-thread.ts), the only place a session lives.
-import { open } from 'node:fs/promises';
 import type { OnnxRuntime, OnnxSession, SessionOptions, Tensor } from '../onnx/session.js';
-import { graphOutputSuffix } from './onnx-durations.js';
+import { graphOutputSuffix, readWithSuffix } from './onnx-durations.js';
 import type { PiperModelSpec } from './protocol.js';
 
 /** What the inference thread needs of a voice. */
@@ -29,21 +28,6 @@ export interface Inference {
  */
 function optimization(runtime: OnnxRuntime): SessionOptions['optimization'] {
   return runtime.source === 'pypi' ? 'disabled' : 'all';
-}
-
-/** The file and `suffix` in one buffer. */
-async function readWithSuffix(file: string, suffix: Uint8Array): Promise<Uint8Array> {
-  const handle = await open(file);
-  try {
-    const { size } = await handle.stat();
-    const bytes = new Uint8Array(size + suffix.length);
-    const { bytesRead } = await handle.read(bytes, 0, size, 0);
-    if (bytesRead !== size) throw new Error(`${file} changed while it was read`);
-    bytes.set(suffix, size);
-    return bytes;
-  } finally {
-    await handle.close();
-  }
 }
 
 export class PiperModel {

@@ -14,6 +14,7 @@
 // Anything unexpected (no Ceil node or several, a malformed file) gives no durations: the voice still speaks,
 // without word timings.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 
 const MODEL_GRAPH = 7;
 const GRAPH_NODE = 1;
@@ -159,4 +160,19 @@ function lengthDelimited(field: number, payload: Uint8Array): Buffer {
 export function graphOutputSuffix(tensor: string): Buffer {
   const valueInfo = lengthDelimited(VALUE_INFO_NAME, Buffer.from(tensor, 'utf8'));
   return lengthDelimited(MODEL_GRAPH, lengthDelimited(GRAPH_OUTPUT, valueInfo));
+}
+
+/** The file and `suffix` in one buffer. */
+export async function readWithSuffix(file: string, suffix: Uint8Array): Promise<Uint8Array> {
+  const handle = await open(file);
+  try {
+    const { size } = await handle.stat();
+    const bytes = new Uint8Array(size + suffix.length);
+    const { bytesRead } = await handle.read(bytes, 0, size, 0);
+    if (bytesRead !== size) throw new Error(`${file} changed while it was read`);
+    bytes.set(suffix, size);
+    return bytes;
+  } finally {
+    await handle.close();
+  }
 }
