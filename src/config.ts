@@ -28,6 +28,7 @@ export const EnvSchema = Type.Object({
   QUEUE_LENGTH: Type.Integer({ minimum: 0, maximum: 10_000, default: cores * 8 }),
   TTS_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   VIDEO_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000 }),
+  TIMEOUT_MS_PER_CHARACTER: Type.Integer({ minimum: 0, maximum: 10_000, default: 70, description: "Added to a job's deadline for each character of its text." }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 128 * 1024 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'Time to receive a whole request, headers and body.' }),
   HEADERS_TIMEOUT_MS: Type.Optional(
@@ -250,6 +251,8 @@ export interface Config {
   queueLength: number;
   ttsTimeoutMs: number;
   videoTimeoutMs: number;
+  /** Added to a job's deadline per character of text (TIMEOUT_MS_PER_CHARACTER): a long text spoken by a slow voice is not cut at TTS_TIMEOUT_MS. */
+  timeoutMsPerCharacter: number;
   bodyLimitBytes: number;
   /** Empty: the service is open to anyone who can reach it. */
   apiKeys: string[];
@@ -403,6 +406,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueLength: parsed.QUEUE_LENGTH,
     ttsTimeoutMs: parsed.TTS_TIMEOUT_MS,
     videoTimeoutMs: parsed.VIDEO_TIMEOUT_MS,
+    timeoutMsPerCharacter: parsed.TIMEOUT_MS_PER_CHARACTER,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     apiKeys,
     rateLimit: { max: parsed.RATE_LIMIT_MAX ?? (personal ? 0 : SHARED_LIMITS.rate), windowMs: parsed.RATE_LIMIT_WINDOW_MS, authFailures: parsed.AUTH_FAILURE_LIMIT },

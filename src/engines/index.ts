@@ -51,10 +51,12 @@ export interface EngineRegistry extends Speaker {
 
 /**
  * Every engine, from the most natural to the most robotic (the first one with a voice for a language is its
- * recommendation): a new engine is its folder and one line here.
+ * recommendation): a new engine is its folder and one line here. `heavy`: its model takes long to load and much
+ * memory to hold (Kokoro: about 1 s and 120 MB), so `WARM_VOICE=auto` passes over it; it loads on its first
+ * request, or at start-up when WARM_VOICE names one of its voices.
  */
-const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions, log?: EngineLog) => Promise<Engine> }> = [
-  { name: 'kokoro', start: (options, log) => KokoroEngine.create({ ...options, hostModule: options.hostModules?.kokoro, log }) },
+const ENGINES: ReadonlyArray<{ name: EngineName; heavy?: true; start: (options: EngineOptions, log?: EngineLog) => Promise<Engine> }> = [
+  { name: 'kokoro', heavy: true, start: (options, log) => KokoroEngine.create({ ...options, hostModule: options.hostModules?.kokoro, log }) },
   { name: 'piper', start: (options, log) => PiperEngine.create({ ...options, hostModule: options.hostModules?.piper, log }) },
   { name: 'rhvoice', start: ({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModules }) => RhvoiceEngine.create({ poolSize, jobTimeoutMs, tempDir, startTimeoutMs, hostModule: hostModules?.rhvoice }) },
   { name: 'festival', start: ({ jobTimeoutMs, tempDir, festivalPath }) => FestivalEngine.create({ jobTimeoutMs, tempDir, festivalPath }) },
@@ -62,6 +64,7 @@ const ENGINES: ReadonlyArray<{ name: EngineName; start: (options: EngineOptions,
   { name: 'espeak-ng', start: (options) => EspeakEngine.create({ ...options, hostModule: options.hostModules?.['espeak-ng'] }) },
 ];
 const NATURALNESS = ENGINES.map((engine) => engine.name);
+const HEAVY = new Set<string>(ENGINES.flatMap((engine) => (engine.heavy ? [engine.name] : [])));
 
 function compareVoices(a: Voice, b: Voice): number {
   if (a.engine !== b.engine) return a.engine < b.engine ? -1 : 1;
@@ -101,11 +104,13 @@ export async function createEngines(options: EngineOptions, log?: EngineLog): Pr
 }
 
 /**
- * Speaks one short sentence with the voice (`auto`: the recommended English one), so that its engine's process and
- * model are loaded and the first request is as fast as the next; resolves with the voice spoken, undefined for none.
+ * Speaks one short sentence with the voice (`auto`: the most natural English one of an engine that is not heavy),
+ * so that its engine's process and model are loaded and the first request is as fast as the next; resolves with the
+ * voice spoken, undefined for none.
  */
 export async function warmVoice(engines: EngineRegistry, choice: string): Promise<string | undefined> {
-  const voice = startUpVoice(engines.listVoices(), choice, (id) => engines.findVoice(id));
+  const light = engines.listVoices().filter((voice) => !HEAVY.has(voice.engine));
+  const voice = startUpVoice(markRecommended(light, NATURALNESS), choice, (id) => engines.findVoice(id));
   if (!voice) return undefined;
   await engines.synthesize(voice.id, WARM_TEXT);
   return voice.id;

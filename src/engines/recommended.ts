@@ -16,7 +16,7 @@ export function markRecommended(voices: readonly Voice[], naturalness: readonly 
   return voices.map((voice) => (chosen.has(voice) ? { ...voice, recommended: true } : voice));
 }
 
-/** The start-up voice among `voices` (marked): `auto` is the recommended American English one, else any English one. */
+/** The start-up voice among `voices` (marked): `auto` is the recommended American English one, else any English one (the registry passes only engines that are not heavy). */
 export function startUpVoice(voices: readonly Voice[], choice: string, find: (id: string) => Voice | undefined): Voice | undefined {
   if (choice !== 'auto') return find(choice);
   return voices.find((voice) => voice.recommended && voice.language === 'en-US') ?? voices.find((voice) => voice.recommended && voice.language.startsWith('en'));

@@ -5,11 +5,17 @@ import { abortError, deadlineSignal, isAppError } from '../errors.js';
 /** `speech`: the OpenAI-compatible endpoint, whose job lasts until its stream is encoded. */
 export type Operation = 'tts' | 'tts-video' | 'speech';
 
-export type JobTimeouts = Pick<Config, 'ttsTimeoutMs' | 'videoTimeoutMs'>;
+export type JobTimeouts = Pick<Config, 'ttsTimeoutMs' | 'videoTimeoutMs'> & Partial<Pick<Config, 'timeoutMsPerCharacter'>>;
 
-/** The deadline of one job of `operation`, from its start. */
-export function jobTimeoutMs(timeouts: JobTimeouts, operation: Operation): number {
-  return operation === 'tts-video' ? timeouts.videoTimeoutMs : timeouts.ttsTimeoutMs;
+/**
+ * The deadline of one job of `operation` on `characters` of text, from its start: the operation's timeout plus
+ * TIMEOUT_MS_PER_CHARACTER for each character (70 ms by default, about the speech one character makes: a voice
+ * speaking at real time or faster finishes a long text within it. Kokoro, the slowest engine, speaks 5000
+ * characters, about 5.5 minutes, in about 2.5 minutes on 2 cores; its deadline is then 6.8 minutes).
+ */
+export function jobTimeoutMs(timeouts: JobTimeouts, operation: Operation, characters: number): number {
+  const base = operation === 'tts-video' ? timeouts.videoTimeoutMs : timeouts.ttsTimeoutMs;
+  return base + Math.max(0, characters) * (timeouts.timeoutMsPerCharacter ?? 0);
 }
 
 /** Weight of the newest job in the running average of job times (an exponential moving average). */

@@ -56,7 +56,7 @@ export class JobSlots {
       release?.();
       throw error;
     }
-    return (work) => this.runAdmitted(operation, client.signal, work, priority).finally(() => release?.());
+    return (work) => this.runAdmitted(operation, client, work, priority).finally(() => release?.());
   }
 
   /** The measured mean time of one job of this operation (every operation's before one has run). */
@@ -68,14 +68,14 @@ export class JobSlots {
     return this.limiter.stats.concurrency;
   }
 
-  private runAdmitted<T>(operation: Operation, clientSignal: AbortSignal, work: (signal: AbortSignal) => Promise<T>, priority: number): Promise<T> {
-    const waiting = AbortSignal.any([clientSignal, this.shutdown.signal]);
+  private runAdmitted<T>(operation: Operation, client: JobClient, work: (signal: AbortSignal) => Promise<T>, priority: number): Promise<T> {
+    const waiting = AbortSignal.any([client.signal, this.shutdown.signal]);
     const onFinished = (seconds: number, outcome: string) => {
       this.averageSeconds = movingAverage(this.averageSeconds, seconds);
       this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
       this.observer?.jobFinished(operation, seconds, outcome);
     };
-    const deadlineMs = jobTimeoutMs(this.timeouts, operation);
+    const deadlineMs = jobTimeoutMs(this.timeouts, operation, client.characters);
     return this.limiter.run(() => runJob({ deadlineMs, stoppedBy: [waiting], onFinished }, work), waiting, priority);
   }
 

@@ -77,6 +77,14 @@ describe('JobSlots', () => {
     await expect(running).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
   });
 
+  it("a job's deadline grows with its text: TIMEOUT_MS_PER_CHARACTER for each character", async () => {
+    const jobs = new JobSlots(new Limiter({ concurrency: 2, queueLength: 0 }), { ...timeouts, ttsTimeoutMs: 50, timeoutMsPerCharacter: 10 });
+    const started = performance.now();
+    // 50 ms + 30 characters × 10 ms: stopped at 350 ms, not at 50.
+    await expect(jobs.run('tts', { id: 'ip:1', signal: new AbortController().signal, characters: 30 }, untilAborted)).rejects.toMatchObject({ code: 'JOB_TIMEOUT' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(340);
+  });
+
   it('at shutdown refuses queued and new jobs, lets running ones finish, and stops them at the end of the grace', async () => {
     const jobs = new JobSlots(new Limiter({ concurrency: 1, queueLength: 2 }), timeouts);
     const gate = deferred();

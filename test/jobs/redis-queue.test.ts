@@ -51,6 +51,7 @@ describe('jobs queued in Redis', () => {
     WEBHOOK_SECRET: SECRET,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     TTS_TIMEOUT_MS: '1000',
+    TIMEOUT_MS_PER_CHARACTER: '0',
   });
 
   beforeAll(async () => {

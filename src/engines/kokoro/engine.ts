@@ -8,7 +8,6 @@ import { sanitizeText } from '../mapped-text.js';
 import { modelSpeed, ONNX_HOST_ENV, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
 import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 import { piperWordTimings } from '../piper/words.js';
-import { markRecommended, startUpVoice } from '../recommended.js';
 import { KokoroCatalog } from './catalog.js';
 import { KOKORO_ENGINE } from './packs.js';
 import { kokoroSymbols } from './phonemes/ipa.js';
@@ -17,10 +16,9 @@ import { isKokoroResult, type KokoroJob, type KokoroResult } from './protocol.js
 /** The model and packs are in `voicesDir`'s kokoro/ folder (script/voices.ts puts them there). */
 export type KokoroEngineOptions = OnnxEngineOptions;
 
-/** Whether the start-up voice is one of these (`auto`: the recommended American English one, as the registry ranks Kokoro first). */
+/** Whether the start-up voice is one of these: only when WARM_VOICE names it (`auto` passes over Kokoro, a heavy engine: see engines/index.ts). */
 function startsWithIt(catalog: KokoroCatalog, choice: string | undefined): boolean {
-  if (choice === undefined) return false;
-  return startUpVoice(markRecommended(catalog.list()), choice, (id) => catalog.find(id)?.voice) !== undefined;
+  return choice !== undefined && choice !== 'auto' && catalog.find(choice) !== undefined;
 }
 
 /** What the host process holds, for diagnostics and tests. */

@@ -129,8 +129,8 @@ export class RedisJobQueue implements JobQueue {
 
   private async add(spec: JobSpec, options: SubmitOptions): Promise<SubmittedJob> {
     const id = newJobId();
-    const timeoutMs = jobTimeoutMs(this.config, spec.operation);
     const { client } = options;
+    const timeoutMs = jobTimeoutMs(this.config, spec.operation, client.characters);
     // The queue's room and the client's share in one atomic step, for every instance at once.
     const refusal = await reachable(this.admission.admit(id, client.id, client.characters, admissionHoldMs(timeoutMs)));
     if (refusal) {
