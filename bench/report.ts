@@ -54,7 +54,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
           'Medians and interleaved runs keep the comparisons fair; the absolute times carry the noise.'
         : '.'),
     '',
-    'The service runs as a real process, as `npm start` does (`node --import tsx src/server.ts`), with its defaults ' +
+    'The service runs as a real process, as `npm start` does (`bin/voxreel serve`: the compiled build in `dist/`), with its defaults ' +
       '(`CONCURRENCY` = cores, `LOG_LEVEL=info`) except a temporary `OUTPUT_DIR`, `RATE_LIMIT_MAX=0` and no per-client caps ' +
       '(`CLIENT_MAX_JOBS=0`, `CLIENT_CHARACTERS_PER_WINDOW=0`: the benchmark is one client standing in for many) and the ' +
       'request and sentence caches off (`CACHE_MAX_ENTRIES=0`, `SENTENCE_CACHE_MB=0`: the sections repeat identical requests, ' +

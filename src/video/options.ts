@@ -38,7 +38,7 @@ export const FrameRate = Type.Union([Type.Literal('constant'), Type.Literal('var
   default: 'constant',
   description:
     '`constant`: every frame lasts 1/fps, as upload platforms (YouTube, TikTok, Instagram…) expect. ' +
-    '`variable`: one frame per caption change, for web and in-app playback; smaller and about twice as fast to make, ' +
+    '`variable`: one frame per caption change, for web and in-app playback; smaller and a little faster to make, ' +
     'and decoded at `fps` it gives exactly the frames of the constant-rate video.',
 });
 export type FrameRate = Static<typeof FrameRate>;
