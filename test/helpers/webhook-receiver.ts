@@ -39,8 +39,9 @@ export function useWebhookReceiver(): WebhookReceiver {
     get url() {
       return url;
     },
+    // Up to 30 s: on a machine busy with other work a worker's webhook has arrived after more than 5 s (CI, under load).
     waitFor: async (count) => {
-      for (let waited = 0; received.length < count && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let waited = 0; received.length < count && waited < 600; waited++) await new Promise((resolve) => setTimeout(resolve, 50));
       return received;
     },
   };
