@@ -60,8 +60,9 @@ describe.runIf(run)('Kokoro engine', () => {
       sampleRate: 24000,
       wordTimings: true,
       naturalSpeed: true,
+      grade: 'A',
     });
-    expect(voices.find((voice) => voice.id === 'kokoro:am_michael')).toMatchObject({ gender: 'male', language: 'en-US' });
+    expect(voices.find((voice) => voice.id === 'kokoro:am_michael')).toMatchObject({ gender: 'male', language: 'en-US', grade: 'C+' });
   });
 
   it('speaks English with af_heart: 24 kHz audio of a plausible length, not silent, every word timed in order inside it', async () => {

@@ -4,7 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Voice } from '../voice.js';
 import { blendName, parseBlend, type BlendPart } from './blend.js';
-import { KOKORO_ENGINE, KOKORO_SAMPLE_RATE, MODEL_FILE, PACK_BYTES, PACKS_FOLDER, packInfo, type PackInfo, type PackLanguage } from './packs.js';
+import { KOKORO_ENGINE, KOKORO_SAMPLE_RATE, MODEL_FILE, PACK_BYTES, PACK_GRADES, PACKS_FOLDER, packInfo, type PackInfo, type PackLanguage } from './packs.js';
 import type { StylePart } from './protocol.js';
 
 /** The engine's folder in the voices folder. */
@@ -40,6 +40,7 @@ function describe(pack: InstalledPack): Voice {
     sampleRate: KOKORO_SAMPLE_RATE,
     wordTimings: true,
     naturalSpeed: true,
+    ...(PACK_GRADES[pack.name] ? { grade: PACK_GRADES[pack.name] } : {}),
   };
 }
 

@@ -33,6 +33,17 @@ export const PACK_LANGUAGES: Readonly<Record<string, PackLanguage>> = {
   z: { tag: 'zh-CN', espeakVoice: 'cmn' },
 };
 
+/**
+ * Each pack's overall grade as hexgrad's VOICES.md (Kokoro-82M v1.0) gives it, for the packs it grades that voxreel
+ * can read: the recommended voice of a language is its best graded installed pack (recommended.ts).
+ */
+export const PACK_GRADES: Readonly<Record<string, string>> = {
+  af_heart: 'A', af_bella: 'A-', af_nicole: 'B-', af_aoede: 'C+', af_kore: 'C+', af_sarah: 'C+', af_alloy: 'C', af_nova: 'C', af_sky: 'C-', af_jessica: 'D', af_river: 'D',
+  am_fenrir: 'C+', am_michael: 'C+', am_puck: 'C+', am_echo: 'D', am_eric: 'D', am_liam: 'D', am_onyx: 'D', am_santa: 'D-', am_adam: 'F+',
+  bf_emma: 'B-', bf_isabella: 'C', bf_alice: 'D', bf_lily: 'D', bm_fable: 'C', bm_george: 'C', bm_lewis: 'D+', bm_daniel: 'D',
+  jf_alpha: 'C+', jf_gongitsune: 'C', jf_tebukuro: 'C', jf_nezumi: 'C-', jm_kumo: 'C-',
+};
+
 /** `af_heart`: a language letter, f or m, an underscore, a name. */
 export const PACK_NAME = /^([abefhijpz])([fm])_([a-z0-9]+)$/u;
 
