@@ -292,7 +292,7 @@ describe('2. a server killed with SIGKILL in the middle of a video', () => {
 // ---- 3 ---------------------------------------------------------------------------------------------------------
 
 describe('3. Flite jobs that are cancelled or time out', () => {
-  const server = useServer({ TTS_TIMEOUT_MS: '1000', CONCURRENCY: '1' });
+  const server = useServer({ TTS_TIMEOUT_MS: '1000', TIMEOUT_MS_PER_CHARACTER: '0', CONCURRENCY: '1' });
   /** Spans of some 400 characters with no sentence end, each one long Flite job: seconds of work in all. */
   const text = 'words spoken by flite without a stop '.repeat(110);
   const fliteFolders = async () => [...(await entriesUnder(server().scratchDir)), ...(await entriesUnder(server().tmpDir))].filter((entry) => /voxreel-flite-/.test(entry));
