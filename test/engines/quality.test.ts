@@ -35,6 +35,8 @@ const HETERONYMS = [
 /** Texts with numbers, dates, abbreviations… and how each is read aloud; written on branch wt-normalize. */
 const NORMALIZATION_FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/normalization-en.json');
 const NORMALIZATION_SHARE = 0.9;
+/** Piper's joe was heard reading 47 of the 59 items (80 %): its misses are plain words Whisper hears otherwise ("costs" as "cost"). */
+const NORMALIZATION_FLOOR = 0.7;
 
 // CI installs the judge (script/setup --test); elsewhere the test says why it did not run.
 const available = judgeInstalled() || Boolean(process.env.CI);
@@ -146,21 +148,25 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
     return missed;
   }
 
-  it('heteronyms in context, per voice (reported only)', async (context) => {
-    for (const voice of Object.keys(BOUNDS).filter((id) => t.app.engines.findVoice(id))) {
-      const missed = await heardInBatches(voice, HETERONYMS.map((text) => ({ text })), HETERONYMS.length);
-      const said = `${voice}: ${HETERONYMS.length - missed.length} of ${HETERONYMS.length} heteronym sentences heard as written` +
-        (missed.length ? ` (not: ${missed.map((miss) => JSON.stringify(miss.text)).join(', ')}; heard ${JSON.stringify(missed[0]?.heard)})` : '');
-      console.log(said);
-      await context.annotate(said);
-    }
-  }, 120_000);
-
-  it(`the recommended voice reads the normalization items as written (gated at ${NORMALIZATION_SHARE} with VOXREEL_NORMALIZATION_GATE=1)`, async (context) => {
+  it('heteronyms in context: the recommended voice says at least 4 of 6 as written', async (context) => {
+    // Whisper writes what a sentence most likely says, so a heteronym said the wrong way is often still written right:
+    // a floor, not a measure of pronunciation.
     const voice = recommended();
     requireVoice(voice, context);
+    const missed = await heardInBatches(voice, HETERONYMS.map((text) => ({ text })), HETERONYMS.length);
+    const said = `${voice}: ${HETERONYMS.length - missed.length} of ${HETERONYMS.length} heteronym sentences heard as written` +
+      (missed.length ? ` (not: ${missed.map((miss) => JSON.stringify(miss.text)).join(', ')}; heard ${JSON.stringify(missed[0]?.heard)})` : '');
+    await context.annotate(said);
+    expect(HETERONYMS.length - missed.length, said).toBeGreaterThanOrEqual(4);
+  }, 120_000);
+
+  it(`Piper's joe reads the normalization items as written: at least ${NORMALIZATION_FLOOR} (${NORMALIZATION_SHARE} with VOXREEL_NORMALIZATION_GATE=1)`, async (context) => {
+    // Read by Piper's voice, some 8x real time here (Kokoro's, the recommended one, is about 2x: two minutes of a CI
+    // run for the same check): the items are normalized the same way for every engine (speech/spoken-text.ts).
+    const voice = 'piper:en_US-joe-medium';
+    requireVoice(voice, context);
     if (!existsSync(NORMALIZATION_FIXTURE)) {
-      if (process.env.VOXREEL_NORMALIZATION_GATE === '1') throw new Error(`${NORMALIZATION_FIXTURE} is missing`);
+      if (process.env.VOXREEL_NORMALIZATION_GATE === '1' || process.env.CI) throw new Error(`${NORMALIZATION_FIXTURE} is missing`);
       context.skip();
     }
     const items = JSON.parse(readFileSync(NORMALIZATION_FIXTURE, 'utf8')) as { text: string; reading: string }[];
@@ -171,8 +177,7 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
     const lines = missed.map((miss) => `${JSON.stringify(miss.text)} (in ${JSON.stringify(miss.heard)})`);
     console.log([said, ...lines.map((line) => `  ${line}`)].join('\n'));
     await context.annotate(said);
-    if (process.env.VOXREEL_NORMALIZATION_GATE === '1') expect(share, lines.join('\n')).toBeGreaterThanOrEqual(NORMALIZATION_SHARE);
-    // The recommended voice is Kokoro's where installed: about 2× real time here, the items some 2 minutes of speech.
+    expect(share, lines.join('\n')).toBeGreaterThanOrEqual(process.env.VOXREEL_NORMALIZATION_GATE === '1' ? NORMALIZATION_SHARE : NORMALIZATION_FLOOR);
   }, 300_000);
 });
 
