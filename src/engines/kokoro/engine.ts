@@ -49,9 +49,10 @@ export class KokoroEngine implements Engine {
   static async create(options: KokoroEngineOptions): Promise<KokoroEngine> {
     const catalog = await KokoroCatalog.scan(options.voicesDir);
     const threads = Math.max(1, Math.min(options.poolSize, availableParallelism()));
+    const atStart = startsWithIt(catalog, options.warmVoice);
     const host = new SharedHost<KokoroJob, KokoroResult>({
       module: options.hostModule ?? hostModulePath('kokoro-host', import.meta.url),
-      args: [String(threads), options.onnxRuntimeLibrary ?? '', catalog.modelPath ?? '', startsWithIt(catalog, options.warmVoice) ? '1' : '0'],
+      args: [String(threads), options.onnxRuntimeLibrary ?? '', catalog.modelPath ?? '', atStart ? '1' : '0'],
       isResult: isKokoroResult,
       execArgv: ONNX_HOST_EXEC_ARGV,
       env: ONNX_HOST_ENV,
@@ -62,7 +63,9 @@ export class KokoroEngine implements Engine {
       cancel: (job) => (job.kind === 'synthesize' ? { kind: 'cancel', ticket: job.ticket } : undefined),
     });
     const engine = new KokoroEngine(catalog, host, options.log);
-    if (catalog.size > 0 && (options.warm ?? 1) === 1) {
+    // Its process (a Node with eSpeak NG, some 60 MB before the model) starts ahead of demand only for the start-up
+    // voice; otherwise with the first Kokoro job, as the engines without a model do (`warm: 0`).
+    if (catalog.size > 0 && (options.warm ?? (atStart ? 1 : 0)) === 1) {
       await warmHost(host);
       engine.hostStats().catch(() => undefined);
     }
