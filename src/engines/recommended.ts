@@ -10,9 +10,8 @@ const QUALITY_ORDER = ['high', 'medium', 'low', 'x_low'];
 /** Within one engine, lower is better: the publisher's grade (A before A- before B+), else Piper's quality, else none. */
 function standing(voice: Voice): number {
   if (voice.grade) {
-    const letter = 'ABCDEF'.indexOf(voice.grade.charAt(0).toUpperCase());
-    const sign = voice.grade.charAt(1);
-    return letter < 0 ? 100 : letter * 3 + (sign === '+' ? 0 : sign === '-' || sign === '\u2212' ? 2 : 1);
+    const letter = 'ABCDEF'.indexOf(voice.grade.charAt(0));
+    return letter < 0 ? 100 : letter * 3 + ({ '+': 0, '-': 2 }[voice.grade.charAt(1)] ?? 1);
   }
   const quality = voice.quality ? QUALITY_ORDER.indexOf(voice.quality) : -1;
   return quality < 0 ? 100 : quality;

@@ -22,7 +22,7 @@ export const Voice = Type.Object(
       Type.Boolean({ description: 'Whether `speed` is spoken by the voice itself, at a natural rhythm, rather than by a tempo filter.' }),
     ),
     grade: Type.Optional(
-      Type.String({ description: "A voice's overall grade as its publisher gives it, `A` (best) to `F` with + and − (Kokoro's, from hexgrad's VOICES.md)." }),
+      Type.String({ description: "A voice's overall grade as its publisher gives it, `A` (best) to `F` with `+` and `-` (Kokoro's, from hexgrad's VOICES.md)." }),
     ),
     quality: Type.Optional(
       Type.Union([Type.Literal('x_low'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')], {
