@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvSchema } from '../src/config.js';
 import type { MemoryJob } from './memory-pass.js';
-import type { Results } from './run.js';
+import type { Results } from './results.js';
 import type { Latency, ScaleRate, ScaleResult } from './scale.js';
 import type { SpeechRow } from './speech.js';
 import type { LinearFit } from './stats.js';

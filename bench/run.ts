@@ -12,27 +12,28 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { measureFirstMinute, type FirstMinuteResult } from './first-minute.js';
+import { measureFirstMinute } from './first-minute.js';
 import { measureMemory, type MemoryResult } from './memory-pass.js';
 import { peaksByKind } from './memory.js';
-import { machineFacts, sourceFingerprint, type MachineFacts } from './machine.js';
+import { machineFacts, sourceFingerprint } from './machine.js';
 import { RawPipeline } from './raw.js';
 import { publish } from './report.js';
-import { measureScale, type ScaleResult } from './scale.js';
+import { measureScale } from './scale.js';
 import { postOk, procStatusKb, startService, type Service } from './service.js';
-import { measureSpeech, type SpeechResult } from './speech.js';
-import { linearFit, round, type LinearFit } from './stats.js';
-import { evaluateTargets, type TargetResult } from './targets.js';
+import { measureSpeech } from './speech.js';
+import { linearFit, round } from './stats.js';
+import { evaluateTargets } from './targets.js';
+import type { Results } from './results.js';
 import { textOf } from './texts.js';
-import { profileStarts, type StartProfileRow } from './start-profile.js';
-import { measureSpawnCost, measureThroughput, type SpawnCost, type ThroughputRow } from './throughput.js';
-import { measureProcessStart, measureTts, type ProcessStart, type TtsRow } from './tts.js';
+import { profileStarts } from './start-profile.js';
+import { measureSpawnCost, measureThroughput } from './throughput.js';
+import { measureProcessStart, measureTts, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
-import { measureLooks, type LooksResult } from './looks.js';
-import { measureMoving, type MovingResult } from './moving.js';
+import { measureLooks } from './looks.js';
+import { measureMoving } from './moving.js';
 import { compareWyoming, installWyomingPiper, type WyomingComparison } from './wyoming-compare.js';
-import { measureVoices, type VoicesResult } from './voices.js';
-import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases, type WorstCaseRow } from './worst-case.js';
+import { measureVoices } from './voices.js';
+import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
 const SECTIONS = ['first-minute', 'start-profile', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory'] as const;
@@ -85,31 +86,6 @@ const PLANS = {
 };
 type Plan = (typeof PLANS)['full'];
 
-export interface Results {
-  kind: 'full' | 'quick' | 'partial';
-  machine: MachineFacts;
-  voice: string;
-  /** Wall time of the whole benchmark, seconds. */
-  seconds: number;
-  targets: TargetResult[];
-  tts: TtsRow[];
-  processStart: ProcessStart | null;
-  throughput: ThroughputRow[];
-  spawnCost: SpawnCost[];
-  video: VideoRow[];
-  looks: LooksResult | null;
-  moving: MovingResult | null;
-  wyoming: WyomingComparison | null;
-  scaling: { tts: LinearFit | null; video: { constant: LinearFit; variable: LinearFit } | null };
-  memory: MemoryResult | null;
-  speech: SpeechResult | null;
-  worstCases: WorstCaseRow[];
-  voices: VoicesResult | null;
-  scale: ScaleResult | null;
-  firstMinute: FirstMinuteResult | null;
-  /** Each process kind's start under --cpu-prof: its time to ready and its top self-time entries (bench/start-profile.ts). */
-  startProfile: StartProfileRow[] | null;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });

@@ -1,5 +1,5 @@
 import { EnvSchema } from '../src/config.js';
-import type { Results } from './run.js';
+import type { Results, TargetResult } from './results.js';
 import type { MovingResult } from './moving.js';
 import type { ScaleResult } from './scale.js';
 import { round } from './stats.js';
@@ -9,16 +9,6 @@ import { answersOf, slowestOf } from './worst-case.js';
 
 /** Half of the service's default TTS_TIMEOUT_MS: the margin a worst case must leave on this machine. */
 const WORST_CASE_MS = EnvSchema.properties.TTS_TIMEOUT_MS.default / 2;
-
-export interface TargetResult {
-  id: string;
-  description: string;
-  /** As the issue states it. */
-  target: string;
-  value: number;
-  unit: string;
-  pass: boolean;
-}
 
 /** The issues' targets, each judged on the measured p50 (or the p99 or slowest run where it says so); only those this run measured. */
 export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'video' | 'worstCases' | 'voices' | 'looks' | 'scale' | 'firstMinute' | 'moving' | 'wyoming'>): TargetResult[] {

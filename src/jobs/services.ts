@@ -7,7 +7,8 @@ import { tiedLauncher } from '../media/process.js';
 import { resolveMediaTools, type MediaTools } from '../media/tools.js';
 import { ScratchSpace } from '../storage/scratch.js';
 import { LocalStorage } from '../storage/local.js';
-import { STORAGE_BACKENDS, type Storage } from '../storage/storage.js';
+import { openStorage } from '../storage/backends.js';
+import type { Storage } from '../storage/storage.js';
 import type { SentenceCache } from '../speech/sentence-cache.js';
 import { LexiconStore } from '../speech/lexicon-store.js';
 import { prepareInProcessEncoding } from '../speech/audio-encoding.js';
@@ -69,11 +70,11 @@ export interface ServiceOptions {
 
 export async function openServices(config: Config, deps: ServiceDeps, options: ServiceOptions): Promise<Services> {
   const closers: Array<() => Promise<void> | void> = [];
-  const localStorage = deps.storage || config.storage.kind !== 'local' ? undefined : new LocalStorage(config.outputDir, config.cdnUrl);
-  await localStorage?.init(options.ownsFolders);
   const { scratch, engines: start } = await earlyStart(config, deps, options.log);
   closers.push(() => scratch.close());
-  const storage = deps.storage ?? localStorage ?? (await openRemoteStorage(config, scratch));
+  // Backends other than the local folder write files first in scratch space (a crash's leftovers there go at the next start).
+  const storage = deps.storage ?? (await openStorage(config, { tempDir: await scratch.shared('uploads'), ownsFolders: options.ownsFolders }));
+  const localStorage = !deps.storage && storage instanceof LocalStorage ? storage : undefined;
   const engines = await start.engines;
   // Engines a test gives are its own to close.
   if (!deps.engines) closers.push(() => engines.close());
@@ -118,11 +119,4 @@ async function earlyStart(config: Config, deps: ServiceDeps, log: StartLog | und
   if (!deps.engines) return deps.early ?? startEarly(config, log);
   const engines = Promise.resolve(deps.engines);
   return { scratch: await ScratchSpace.open(config.scratchDir), engines: { engines, warmUp: startWarmUp(engines, config.warmVoice, log) } };
-}
-
-/** A backend other than the local folder (STORAGE=<kind>): files are written first in scratch space (a crash's leftovers there go at the next start). */
-async function openRemoteStorage(config: Config, scratch: ScratchSpace): Promise<Storage> {
-  if (config.storage.kind === 'local') throw new Error('the local folder is not a remote storage');
-  const backend = await STORAGE_BACKENDS[config.storage.kind]();
-  return backend.openStorage(config, { tempDir: await scratch.shared('uploads') });
 }

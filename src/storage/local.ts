@@ -1,7 +1,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { access, constants, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { FILE_KINDS, randomName, type FileKind, type PendingFile, type Storage } from './storage.js';
+import type { Config } from '../config.js';
+import { FILE_KINDS, randomName, type FileKind, type OpenOptions, type PendingFile, type Storage } from './storage.js';
 import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
 
 const TEMP_DIR = '.tmp';
@@ -92,4 +93,11 @@ export class LocalStorage implements Storage {
       () => false,
     );
   }
+}
+
+/** The local folder OUTPUT_DIR, served as CDN_URL: created, and cleared of what an earlier process left half-written when this one owns it. */
+export async function openStorage(config: Config, options: Pick<OpenOptions, 'ownsFolders'>): Promise<LocalStorage> {
+  const storage = new LocalStorage(config.outputDir, config.cdnUrl);
+  await storage.init(options.ownsFolders);
+  return storage;
 }

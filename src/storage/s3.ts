@@ -17,7 +17,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config, StorageConfig } from '../config.js';
 import { abortError } from '../errors.js';
 import { contentTypeOf } from './content-types.js';
-import { FILE_KINDS, randomName, storageUnavailable, type FileKind, type PendingFile, type Storage } from './storage.js';
+import { FILE_KINDS, randomName, storageUnavailable, type FileKind, type OpenOptions, type PendingFile, type Storage } from './storage.js';
 import { pendingFile, removeOlderThan, STALE_TEMP_MS, tempFileName } from './temp-files.js';
 
 export type S3Config = Extract<StorageConfig, { kind: 's3' }>;
@@ -216,7 +216,7 @@ function isTransient(error: unknown): boolean {
 }
 
 /** STORAGE=s3 (see StorageBackend). */
-export async function openStorage(config: Config, options: { tempDir: string }): Promise<Storage> {
+export async function openStorage(config: Config, options: Pick<OpenOptions, 'tempDir'>): Promise<Storage> {
   if (config.storage.kind !== 's3') throw new Error(`s3.ts opened for STORAGE=${config.storage.kind}`);
   return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: options.tempDir });
 }

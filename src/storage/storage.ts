@@ -147,15 +147,15 @@ function assertFileName(name: string): void {
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`Not a file name for storage: ${JSON.stringify(name)}`);
 }
 
-/** A storage backend other than the local folder: it opens itself from the configuration, writing files first into `tempDir`. */
-export interface StorageBackend {
-  openStorage(config: Config, options: { tempDir: string }): Promise<Storage>;
+/** What a backend is handed as it opens. */
+export interface OpenOptions {
+  /** Where a backend that uploads writes its files first (the local folder keeps its own, beside its files). */
+  tempDir: string;
+  /** Whether this process alone writes the folders it opens, so that it may remove at start what an earlier one left half-written. */
+  ownsFolders: boolean;
 }
 
-/**
- * Every backend of STORAGE but the local folder, each imported only when chosen (the AWS SDK is large, and warns
- * about Node versions at import). A new kind in config.ts's StorageConfig fails to type-check until it has its line.
- */
-export const STORAGE_BACKENDS: Record<Exclude<Config['storage']['kind'], 'local'>, () => Promise<StorageBackend>> = {
-  s3: () => import('./s3.js'),
-};
+/** A storage backend: it opens itself from the configuration. */
+export interface StorageBackend {
+  openStorage(config: Config, options: OpenOptions): Promise<Storage>;
+}

@@ -1,4 +1,4 @@
-import type { AspectRatio, VideoResolution } from './options.js';
+import type { AspectRatio, VideoResolution } from './frame-shapes.js';
 import { DEFAULT_LOOK, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { PLATFORMS, platformSafeArea, type PlatformName, type SafeArea } from './platforms.js';
 

@@ -1,5 +1,5 @@
 import type { Speech } from '../speech/speech.js';
-import type { AspectRatio } from './options.js';
+import type { AspectRatio } from './frame-shapes.js';
 import { captionFont, type MeasuredFont } from './font.js';
 import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';

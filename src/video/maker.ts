@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import { rethrowAsAppError } from '../media/process.js';
-import type { AspectRatio, FrameRate, VideoResolution } from './options.js';
+import type { AspectRatio, FrameRate, VideoResolution } from './frame-shapes.js';
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Lexicon } from '../speech/lexicon.js';

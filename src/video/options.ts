@@ -4,15 +4,16 @@ import { PLATFORM_NAMES, PLATFORMS } from './platforms.js';
 import { CAPTION_FAMILIES } from './font.js';
 import { MOTIONS } from './background.js';
 import { CROSSFADE_SECONDS, MAX_SCENES, TRANSITIONS } from './scenes.js';
+import { ASPECT_RATIOS, FRAME_RATES, RESOLUTIONS } from './frame-shapes.js';
 
-export const VideoResolution = Type.Union([Type.Literal('1080p'), Type.Literal('720p')], {
+export const VideoResolution = Type.Union(RESOLUTIONS.map((resolution) => Type.Literal(resolution)), {
   description:
     'Default 1080p (or the platform\'s). Shorter side of the frame in pixels: 1080p gives 1920×1080, 1080×1920, 1080×1080 or 1080×1350; 720p gives 1280×720, ' +
     '720×1280 or 720×720, and for 4:5 576×720 (720 high).',
 });
 export type VideoResolution = Static<typeof VideoResolution>;
 
-export const AspectRatio = Type.Union([Type.Literal('16:9'), Type.Literal('9:16'), Type.Literal('1:1'), Type.Literal('4:5')], {
+export const AspectRatio = Type.Union(ASPECT_RATIOS.map((ratio) => Type.Literal(ratio)), {
   description:
     'Default 16:9 (or the platform\'s). 16:9 landscape, 9:16 portrait (captions stay clear of the bottom fifth, where phone apps put their controls), 1:1 square, ' +
     "4:5 Instagram's feed size (captions clear of its bottom corners' buttons and of the profile grid's 3:4 crop).",
@@ -34,7 +35,7 @@ export function soundtrackChannels(channels: Channels | undefined, withMusic: bo
   return channels ?? (withMusic ? 2 : 1);
 }
 
-export const FrameRate = Type.Union([Type.Literal('constant'), Type.Literal('variable')], {
+export const FrameRate = Type.Union(FRAME_RATES.map((rate) => Type.Literal(rate)), {
   default: 'constant',
   description:
     '`constant`: every frame lasts 1/fps, as upload platforms (YouTube, TikTok, Instagram…) expect. ' +

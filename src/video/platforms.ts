@@ -1,5 +1,5 @@
 // Where creators post: each platform's frame, loudness and the part of the frame its own buttons and text leave free.
-import type { AspectRatio, VideoResolution } from './options.js';
+import type { AspectRatio, VideoResolution } from './frame-shapes.js';
 
 /** Where captions may go, as fractions of the frame: left and right margins, the gap under the last line, the font size. */
 export interface SafeArea {

@@ -7,7 +7,7 @@ import { ProcessError, type ProcessLimits } from '../media/process.js';
 import { AAC_FRAME, parseAdts } from '../media/adts.js';
 import { mp4Info } from '../media/mp4-info.js';
 import { writeMp4 } from '../media/mp4-writer.js';
-import type { FrameRate } from './options.js';
+import type { FrameRate } from './frame-shapes.js';
 import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
 import { BT709_COLOUR, BT709_VUI, forceIdrOptions, H264Error, idrFrames, mp4Samples, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EnvSchema } from '../../src/config.js';
-import { STORAGE_BACKENDS } from '../../src/storage/storage.js';
+import { STORAGE_BACKENDS } from '../../src/storage/backends.js';
 import { CAPTION_STYLES, STYLE_PRESETS } from '../../src/video/caption-style.js';
 import { CaptionStyle } from '../../src/video/options.js';
 
@@ -45,9 +45,9 @@ describe('extension points', () => {
   });
 
   it('a new storage backend is src/storage/<kind>.ts exporting openStorage, its line of STORAGE_BACKENDS, and its configuration', async () => {
-    const kinds = EnvSchema.properties.STORAGE.anyOf.map((literal) => literal.const).filter((kind) => kind !== 'local');
+    const kinds = EnvSchema.properties.STORAGE.anyOf.map((literal) => literal.const);
     expect(Object.keys(STORAGE_BACKENDS).sort()).toEqual(kinds.sort());
-    const storageFile = readFileSync(path.join(root, 'src/storage/storage.ts'), 'utf8');
+    const storageFile = readFileSync(path.join(root, 'src/storage/backends.ts'), 'utf8');
     for (const kind of kinds) {
       expect(storageFile).toContain(`${kind}: () => import('./${kind}.js'),`);
       expect(typeof (await STORAGE_BACKENDS[kind]()).openStorage).toBe('function');

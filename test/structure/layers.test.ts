@@ -1,4 +1,4 @@
-// Holds src/ to its layering: the lint rule stops upward imports, and no folders import each other in a loop.
+// Holds src/ to its layering: the lint rule stops upward imports, no folders import each other in a loop, and no files of src/ or bench/ do.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,6 +123,30 @@ describe('folder-level import cycles', () => {
 
   it('src/ has none', () => {
     const graph = srcGraph();
+    expect(findCycles(graph).map((cycle) => describeCycle(graph, cycle))).toEqual([]);
+  });
+});
+
+// File-level import graph of src/ and bench/ (type-only imports included: a circle of types is as hard to read).
+function fileGraph(dirs: string[]): Graph {
+  const graph: Graph = new Map();
+  for (const dir of dirs) {
+    const files = readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+    for (const file of files.map((name) => path.posix.join(dir, name.split(path.sep).join('/')))) {
+      const { importedFiles } = ts.preProcessFile(readFileSync(path.join(root, file), 'utf8'), true, true);
+      for (const { fileName } of importedFiles.filter(({ fileName }) => fileName.startsWith('.'))) {
+        const target = path.posix.join(path.posix.dirname(file), fileName).replace(/\.js$/, '.ts');
+        addEdge(graph, file, target, `${file} → ${target}`);
+      }
+    }
+  }
+  return graph;
+}
+
+describe('file-level import cycles', () => {
+  it('src/ and bench/ have none', () => {
+    const graph = fileGraph(['src', 'bench']);
+    expect(graph.get('src/video/options.ts')?.has('src/video/frame-shapes.ts')).toBe(true);
     expect(findCycles(graph).map((cycle) => describeCycle(graph, cycle))).toEqual([]);
   });
 });

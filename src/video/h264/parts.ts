@@ -6,7 +6,7 @@ import { assScript } from '../ass.js';
 import type { Captions } from '../captions.js';
 import type { FrameSize } from '../frame.js';
 import { keyFrames } from '../layout.js';
-import type { FrameRate } from '../options.js';
+import type { FrameRate } from '../frame-shapes.js';
 import { captionBand, type CaptionBand } from './band.js';
 import { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 

@@ -7,7 +7,7 @@ import { osTempScratch, type Scratch } from '../../storage/scratch.js';
 import type { Captions } from '../captions.js';
 import type { FrameSize } from '../frame.js';
 import { keyFrames, layoutCaptions } from '../layout.js';
-import type { FrameRate } from '../options.js';
+import type { FrameRate } from '../frame-shapes.js';
 import { composeStream } from './compose.js';
 import { encodePictureParts, idrFrames, pictureFrames, type PictureFilters, type Splice } from './parts.js';
 
