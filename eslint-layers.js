@@ -3,8 +3,10 @@ import path from 'node:path';
 
 // The layer table: a layer may import itself and the layers listed for it. Every folder directly under src/ is a key.
 export const LAYERS = {
-  entry: ['http', 'jobs', 'api', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
-  http: ['api', 'jobs', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
+  entry: ['app', 'http', 'usecases', 'jobs', 'api', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
+  app: ['http', 'usecases', 'jobs', 'api', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
+  http: ['usecases', 'api', 'jobs', 'assets', 'media', 'storage', 'foundation'],
+  usecases: ['jobs', 'api', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
   jobs: ['api', 'speech', 'video', 'assets', 'engines', 'media', 'storage', 'foundation'],
   api: ['video', 'assets', 'engines', 'foundation'],
   video: ['speech', 'engines', 'media', 'storage', 'foundation'],
@@ -19,7 +21,7 @@ export const LAYERS = {
 // Files directly in src/ are entry points unless listed here.
 export const FOUNDATION_FILES = ['config.ts', 'errors.ts', 'version.ts'];
 
-const FLOW = 'imports follow the flow http → jobs → api → speech/video/assets → engines → media/storage → foundation; see docs/development.md';
+const FLOW = 'imports follow the flow app → http → usecases → jobs → api → speech/video/assets → engines → media/storage → foundation; see docs/development.md';
 
 /** The layer of a path relative to src/ ('engines/piper/x.ts', 'config.js'), or undefined outside src/. */
 export function layerOf(relative) {

@@ -31,6 +31,19 @@ export default tseslint.config(
     rules: { 'layers/imports': 'error' },
   },
   {
+    // The front doors call the use cases (app.voices, app.speech, app.jobRequests): not what is composed beneath them.
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^(engines|synthesizer|maker|executor|sentenceCache)$/]',
+          message: 'A front door calls a use case (app.voices, app.speech, app.jobRequests), not the services beneath it (src/usecases/).',
+        },
+      ],
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',

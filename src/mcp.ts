@@ -2,7 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { pino } from 'pino';
 import { boot } from './boot.js';
 import { loadConfig } from './config.js';
-import { startEarly } from './jobs/early-start.js';
+import { startEarly } from './app/early-start.js';
 
 /**
  * `voxreel mcp`: the MCP server over stdio, for an agent that starts it itself. The service runs in this process
@@ -12,7 +12,7 @@ import { startEarly } from './jobs/early-start.js';
 const { running } = await boot('voxreel mcp', () => loadConfig(), async (config, logger) => {
   const log = pino({ ...logger, transport: undefined }, pino.destination(2));
   const early = await startEarly(config, log);
-  const { buildApp } = await import('./http/app.js');
+  const { buildApp } = await import('./app/build.js');
   const { createMcpServer, injectedApi } = await import('./http/mcp/server.js');
   const app = await buildApp(config, { loggerInstance: log, early });
   await app.ready();
@@ -30,4 +30,4 @@ const { running } = await boot('voxreel mcp', () => loadConfig(), async (config,
 });
 // The client closing stdin is its way of ending the session: the service closes as on SIGTERM.
 process.stdin.once('end', () => process.kill(process.pid, 'SIGTERM'));
-running.log.info({ voices: running.app.engines.listVoices().length }, 'voxreel mcp ready');
+running.log.info({ voices: running.app.voices.listVoices().length }, 'voxreel mcp ready');

@@ -1,14 +1,14 @@
 import { pino } from 'pino';
 import { boot } from './boot.js';
 import { loadConfig } from './config.js';
-import { startEarly } from './jobs/early-start.js';
+import { startEarly } from './app/early-start.js';
 
 /** `npm start`, `voxreel serve`: the HTTP API. */
 const { config, running } = await boot('voxreel', () => loadConfig(), async (config, logger) => {
   const log = pino(logger);
   // The engines start first; the rest of the service is loaded while they do.
   const early = await startEarly(config, log);
-  const { buildApp } = await import('./http/app.js');
+  const { buildApp } = await import('./app/build.js');
   const app = await buildApp(config, { loggerInstance: log, early });
   // Home Assistant's protocol, on a port of its own (WYOMING_PORT), when asked for.
   const wyoming = config.wyoming.port > 0 ? await (await import('./http/wyoming/server.js')).startWyoming(app, config.wyoming) : undefined;
@@ -24,10 +24,10 @@ const { config, running } = await boot('voxreel', () => loadConfig(), async (con
 const { app } = running;
 
 const address = await app.listen({ port: config.port, host: config.host });
-if (!app.engines.listVoices().some((voice) => voice.engine === 'piper')) {
+if (!app.voices.listVoices().some((voice) => voice.engine === 'piper')) {
   app.log.warn(
     { voicesDir: config.voicesDir },
     'No neural voice is installed, so the voices are robotic: add the default one with `npm run voices -- add en_US-joe-medium` (docs/operations.md, Voices)',
   );
 }
-app.log.info({ address, cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.engines.listVoices().length }, 'voxreel ready');
+app.log.info({ address, cdnUrl: config.cdnUrl, outputDir: config.outputDir, voices: app.voices.listVoices().length }, 'voxreel ready');

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { boot } from './boot.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { startEarly } from './jobs/early-start.js';
+import { startEarly } from './app/early-start.js';
 
 /**
  * `voxreel worker`: renders jobs from the Redis queue that API processes (with the same REDIS_URL, storage and
@@ -22,7 +22,7 @@ const { config, running } = await boot('voxreel worker', workerConfig, async (co
   const log = pino(logger);
   // The engines start first; the rest of the worker is loaded while they do.
   const early = await startEarly(config, log);
-  const { openWorker } = await import('./jobs/open-worker.js');
+  const { openWorker } = await import('./app/open-worker.js');
   const worker = await openWorker(config, log, { early });
   return { log, voices: worker.voices, close: (stopAfterMs: number) => worker.close(stopAfterMs) };
 });

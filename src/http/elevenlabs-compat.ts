@@ -1,8 +1,6 @@
 import { AppError, type ErrorCode } from '../errors.js';
-import type { EngineRegistry } from '../engines/index.js';
-import type { Speaker } from '../engines/types.js';
-import type { Voice } from '../engines/voice.js';
-import type { AudioEncoding } from '../speech/audio-encoding.js';
+import type { VoiceCatalog } from '../usecases/voices.js';
+import type { AudioEncoding, Voice } from '../usecases/vocabulary.js';
 import { mappedVoice, OPENAI_VOICES } from './openai-compat.js';
 import type { ElevenLabsErrorBody, ElevenLabsFormat, ElevenLabsVoiceObject } from '../api/elevenlabs.js';
 
@@ -59,7 +57,7 @@ const PREMADE_TABLE: Readonly<Record<string, readonly string[]>> = Object.fromEn
 );
 
 /** An ElevenLabs voice id or name to the local voice it maps to; a voxreel voice id stands for itself. */
-export function resolveElevenLabsVoice(engines: Pick<Speaker, 'findVoice'>, requested: string): string {
+export function resolveElevenLabsVoice(engines: Pick<VoiceCatalog, 'findVoice'>, requested: string): string {
   const found = mappedVoice(engines, PREMADE_TABLE, requested);
   if (found) return found;
   throw unknownVoice(requested);
@@ -104,7 +102,7 @@ function voiceObject(fields: Pick<ElevenLabsVoiceObject, 'voice_id' | 'name' | '
   return { ...fields, preview_url: previewUrl, settings: DEFAULT_SETTINGS, available_for_tiers: [], high_quality_base_model_ids: MODEL_IDS };
 }
 
-type VoiceSource = Pick<EngineRegistry, 'findVoice' | 'listVoices'>;
+type VoiceSource = Pick<VoiceCatalog, 'findVoice' | 'listVoices'>;
 /** The URL of a local voice's preview. */
 type PreviewUrl = (voiceId: string) => string;
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { JobClient } from '../jobs/slots.js';
 
 /** Who a job is charged to: the API key it came with, else the client's address (TRUST_PROXY decides which). */
@@ -11,7 +11,3 @@ export function jobClient(request: FastifyRequest, characters: number): JobClien
   return { id: clientId(request), signal: request.clientSignal, characters };
 }
 
-/** The sentence cache's partition of the request's client (CACHE_SCOPE), for speech spoken outside a job (streams). */
-export function cachePartitionOf(app: FastifyInstance, request: FastifyRequest): string | undefined {
-  return app.executor.cachePartition(clientId(request));
-}

@@ -1,10 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkWebhookUrl } from '../jobs/webhooks.js';
 import type { JobAccepted } from '../api/jobs.js';
-import { outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
+import type { JobAnswers, QueuedOperation, SpecOf } from '../jobs/spec.js';
 import { jobClient } from './job-client.js';
-import { cachedCost } from '../jobs/pricing.js';
-import { storageDown, storageUnavailable } from '../storage/storage.js';
 
 /** Asked for with the body's `async`, or RFC 7240's `Prefer: respond-async`. */
 function wantsAsync(request: FastifyRequest, bodyAsync: boolean | undefined): boolean {
@@ -19,10 +16,9 @@ export interface AnswerOptions {
 }
 
 /**
- * How /tts and /tts-video answer, in one place: the request is checked before anything is queued; an identical
- * earlier request whose file still exists is answered at once from the cache (asynchronously too: a job made done,
- * its webhook called); otherwise the job is queued and either awaited (the seed's synchronous contract) or
- * answered 202 with where to follow it.
+ * How /tts and /tts-video answer: the job use case (app.jobRequests) checks, answers from the cache or queues; here
+ * the request's way of asking (`async`, `Prefer`) and the answer's HTTP form (200 with the body, or 202 with where
+ * to follow the job).
  */
 export async function answerJob<O extends QueuedOperation>(
   app: FastifyInstance,
@@ -31,37 +27,16 @@ export async function answerJob<O extends QueuedOperation>(
   spec: SpecOf<O>,
   answer: AnswerOptions,
 ): Promise<JobAnswers[O] | JobAccepted> {
-  // Storage out of reach (an upload found it so, and it still does not answer): no work is taken that could not be published.
-  if (await storageDown(app.storage)) throw storageUnavailable();
-  const client = jobClient(request, spec.request.text.length);
-  const voice = await app.executor.check(spec, client.id);
-  const webhookUrl = answer.webhook_url === undefined ? undefined : checkWebhookUrl(answer.webhook_url, app.config.webhooks).href;
-  const cacheKey = app.results.keyOf(spec, voice, client.id);
-  const found = await app.results.lookup(spec.operation, cacheKey);
-  // The earlier answer, as this request would have had it: its own spelling of the voice, the price of a hit.
-  const cached = found && {
-    files: found.files,
-    body: answered(found.body, { voice: spec.request.voice, cost: cachedCost(found.body.cost, app.config.cache.hitPriceFactor), cached: true }),
-  };
-  // A webhook is only for a job that outlives its request.
-  const detached = webhookUrl !== undefined || wantsAsync(request, answer.async);
-  if (cached && !detached) {
-    request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length }, 'answered from the cache');
-    return cached.body;
-  }
-  const job = await app.queue.submit(spec, { client, detached, webhookUrl, cacheKey, cached });
-  if (detached) {
-    const statusUrl = `/jobs/${job.id}`;
-    request.log.info({ operation: spec.operation, job: job.id, webhook: Boolean(webhookUrl) }, 'job accepted');
+  const characters = spec.request.text.length;
+  const outcome = await app.jobRequests.submit(spec, jobClient(request, characters), { detached: wantsAsync(request, answer.async), webhookUrl: answer.webhook_url });
+  if (outcome.kind === 'accepted') {
+    const statusUrl = `/jobs/${outcome.id}`;
+    request.log.info({ operation: spec.operation, job: outcome.id, webhook: outcome.webhook }, 'job accepted');
     reply.code(202).header('location', statusUrl);
-    return { status: 'accepted', id: job.id, statusUrl, state: cached ? 'succeeded' : 'queued' };
+    return { status: 'accepted', id: outcome.id, statusUrl, state: outcome.state };
   }
-  const outcome = outcomeOf(spec.operation, await job.outcome());
-  request.log.info({ operation: spec.operation, voice: voice.id, characters: spec.request.text.length, file: outcome.files[0] }, 'job done');
-  return answered(outcome.body, { cached: false });
-}
-
-/** An answer with some of its fields restated (a body stays its operation's body). */
-function answered<B extends JobAnswers[QueuedOperation]>(body: B, changes: Partial<Pick<B, 'voice' | 'cost' | 'cached'>>): B {
-  return { ...body, ...changes };
+  const facts = { operation: spec.operation, voice: outcome.voice, characters };
+  if (outcome.cached) request.log.info(facts, 'answered from the cache');
+  else request.log.info({ ...facts, file: outcome.file }, 'job done');
+  return outcome.body;
 }

@@ -1,6 +1,6 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import type { OpenAiErrorBody } from '../api/openai.js';
-import type { Speaker } from '../engines/types.js';
+import type { VoiceCatalog } from '../usecases/voices.js';
 
 /** The neural voice OpenAI's names map to where it is installed (VOICES_DIR) and Kokoro is not. */
 const PIPER_JOE = 'piper:en_US-joe-medium';
@@ -31,13 +31,13 @@ export const OPENAI_VOICES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** The first installed of a name's voices in `table` (its keys in lower case); a voxreel voice id stands for itself. */
-export function mappedVoice(engines: Pick<Speaker, 'findVoice'>, table: Readonly<Record<string, readonly string[]>>, requested: string): string | undefined {
+export function mappedVoice(engines: Pick<VoiceCatalog, 'findVoice'>, table: Readonly<Record<string, readonly string[]>>, requested: string): string | undefined {
   const preferences = table[requested.toLowerCase()];
   return preferences ? preferences.find((id) => engines.findVoice(id)) : engines.findVoice(requested)?.id;
 }
 
 /** An OpenAI voice name to the local voice it maps to here; a voxreel voice id stands for itself. */
-export function resolveVoice(engines: Pick<Speaker, 'findVoice'>, requested: string): string {
+export function resolveVoice(engines: Pick<VoiceCatalog, 'findVoice'>, requested: string): string {
   const found = mappedVoice(engines, OPENAI_VOICES, requested);
   if (found) return found;
   throw new AppError('UNKNOWN_VOICE', {

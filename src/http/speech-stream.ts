@@ -1,5 +1,6 @@
-import { Transform, type Writable } from 'node:stream';
+import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PreparedSpeech } from '../usecases/speech-streams.js';
 import { jobClient } from './job-client.js';
 import { logLevelOf, toAppError } from './plugins/error-handler.js';
 
@@ -14,25 +15,24 @@ export interface Framing {
 }
 
 export interface SpeechStream {
-  /** Characters the job is charged for (quotas, limits). */
-  characters: number;
-  contentType: string;
+  /** What is spoken, resolved by the use case (app.speech.prepare). */
+  speech: PreparedSpeech;
+  /** The response's type when framed (server-sent events, JSON); by default the audio's. */
+  contentType?: string;
   /** Logged with the outcome. */
   facts: Record<string, unknown>;
   framing?: Framing;
-  /** The job's work: writes the response body into `output`, stopping at `signal`. */
-  write: (signal: AbortSignal, output: Writable) => Promise<void>;
 }
 
 /**
- * Runs a speech job in a job slot (limits, quotas, metrics) and sends what it writes as the response, chunked as it
- * comes. A failure before the first bytes still gets a status and an error body (thrown); after them, only a cut-off
+ * Speaks a prepared request through the speech use case (in a job slot: limits, quotas, metrics) and sends what it
+ * writes as the response, chunked as it comes. A failure before the first bytes still gets a status and an error body (thrown); after them, only a cut-off
  * response, counted as a cut stream.
  */
 export async function sendSpeechStream(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, stream: SpeechStream): Promise<FastifyReply> {
   const { body, begun } = responseBody(stream.framing ?? {});
-  const job = app.jobs
-    .run('speech', jobClient(request, stream.characters), (signal) => stream.write(signal, body))
+  const job = app.speech
+    .stream(jobClient(request, stream.speech.characters), stream.speech, body)
     .then(
       () => undefined,
       (error: unknown) => error,
@@ -54,7 +54,7 @@ export async function sendSpeechStream(app: FastifyInstance, request: FastifyReq
     body.destroy(failure instanceof Error ? failure : new Error(String(failure)));
   });
   reply.header('cache-control', 'no-store');
-  reply.type(stream.contentType);
+  reply.type(stream.contentType ?? stream.speech.contentType);
   return reply.send(body);
 }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { TtsResponse } from '../../src/api/speech.js';
-import { buildApp, type AppDeps } from '../../src/http/app.js';
+import { buildApp, type AppDeps } from '../../src/app/build.js';
 import { loadConfig, type Config } from '../../src/config.js';
 
 export interface TestApp {

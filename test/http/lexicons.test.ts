@@ -10,7 +10,7 @@ import type { OpenAiErrorBody } from '../../src/api/openai.js';
 import { MAX_LEXICONS_PER_CLIENT } from '../../src/speech/lexicon-store.js';
 import type { Lexicon } from '../../src/speech/lexicon.js';
 import { loadConfig } from '../../src/config.js';
-import { openWorker } from '../../src/jobs/open-worker.js';
+import { openWorker } from '../../src/app/open-worker.js';
 import type { JobSpec } from '../../src/jobs/spec.js';
 import { buildTestApp, useTestApp, type TestApp } from '../helpers/helpers.js';
 import { useRedis } from '../helpers/redis-server.js';

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { openWorker, type RunningWorker } from '../../src/jobs/open-worker.js';
+import { openWorker, type RunningWorker } from '../../src/app/open-worker.js';
 import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
 import { buildTestApp, type TestApp } from '../helpers/helpers.js';
 import { freePort, startRedis, type RunningRedis } from '../helpers/redis-server.js';

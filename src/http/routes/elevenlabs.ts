@@ -2,11 +2,11 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { AUDIO_ENCODINGS } from '../../speech/audio-encoding.js';
-import { StreamedAlignment } from '../../speech/character-alignment.js';
-import type { StreamRequest } from '../../speech/synthesizer.js';
+import { AUDIO_ENCODINGS } from '../../usecases/vocabulary.js';
+import type { SpeechStreamRequest } from '../../usecases/speech-streams.js';
+import { StreamedAlignment } from '../elevenlabs-alignment.js';
 import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
-import { cachePartitionOf } from '../job-client.js';
+import { clientId } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
 import { sendSpeechStream, type Framing } from '../speech-stream.js';
 import { previewUrl } from './voices.js';
@@ -54,26 +54,17 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     mustMatchWhenDerived: false,
   });
 
-  /** What every text-to-speech route checks and resolves before its job is queued. */
-  const prepare = (request: SpeechCall) => {
+  /** What every text-to-speech route checks and resolves before anything is spoken; `onWords` for the timed routes. */
+  const prepare = async (request: SpeechCall, onWords?: SpeechStreamRequest['onWords']) => {
     const { text, voice_settings: settings, model_id: model } = request.body;
-    const voiceId = resolveElevenLabsVoice(app.engines, request.params.voice_id);
-    const voice = app.synthesizer.resolveVoice({ text, voice: voiceId });
+    const voiceId = resolveElevenLabsVoice(app.voices, request.params.voice_id);
     const format = request.query.output_format ?? 'mp3_44100_128';
     const speed = settings?.speed ?? 1;
-    const speech: StreamRequest = { text, voice, speed, ...outputFormat(format), cachePartition: cachePartitionOf(app, request) };
+    const speech = await app.speech.prepare(clientId(request), { text, voice: voiceId, speed, ...outputFormat(format), onWords });
     return { speech, facts: { model, voice: voiceId, format, speed, characters: text.length } };
   };
 
-  const streamed = async (request: SpeechCall, reply: Parameters<typeof sendSpeechStream>[2]) => {
-    const { speech, facts } = prepare(request);
-    return sendSpeechStream(app, request, reply, {
-      characters: speech.text.length,
-      contentType: AUDIO_ENCODINGS[speech.encoding].contentType,
-      facts,
-      write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal }, output),
-    });
-  };
+  const streamed = async (request: SpeechCall, reply: Parameters<typeof sendSpeechStream>[2]) => sendSpeechStream(app, request, reply, await prepare(request));
   const audioResponse = { 200: { description: 'The audio, chunked as it is encoded.', content: audioContent }, ...errors };
 
   app.post(
@@ -100,15 +91,9 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // Written as it is encoded (the audio's base64 first, the alignment last), never built whole: an hour of raw
     // PCM is some 460 MB of JSON, past what one string may hold.
     async (request, reply) => {
-      const { speech, facts } = prepare(request);
       const alignment = new StreamedAlignment();
-      return sendSpeechStream(app, request, reply, {
-        characters: speech.text.length,
-        contentType: 'application/json; charset=utf-8',
-        facts,
-        framing: timedJson(alignment),
-        write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal, onWords: (words, text) => alignment.add(words, text) }, output),
-      });
+      const { speech, facts } = await prepare(request, (words, text) => alignment.add(words, text));
+      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/json; charset=utf-8', facts, framing: timedJson(alignment) });
     },
   );
 
@@ -125,28 +110,22 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { speech, facts } = prepare(request);
       const alignment = new StreamedAlignment();
-      return sendSpeechStream(app, request, reply, {
-        characters: speech.text.length,
-        contentType: 'application/x-ndjson',
-        facts,
-        framing: timedLines(alignment, speech.encoding === 'pcm' ? 2 : 1),
-        write: (signal, output) => app.synthesizer.streamAudio({ ...speech, signal, onWords: (words, text) => alignment.add(words, text) }, output),
-      });
+      const { speech, facts } = await prepare(request, (words, text) => alignment.add(words, text));
+      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/x-ndjson', facts, framing: timedLines(alignment, speech.request.encoding === 'pcm' ? 2 : 1) });
     },
   );
 
   app.get(
     '/voices',
     { schema: { tags: ['voices'], summary: 'ElevenLabs-compatible: the voices the text-to-speech routes take', response: { 200: ElevenLabsVoiceList, ...errors } } },
-    async (request) => ({ voices: elevenLabsVoices(app.engines, (id) => previewUrl(request, id)) }),
+    async (request) => ({ voices: elevenLabsVoices(app.voices, (id) => previewUrl(request, id)) }),
   );
 
   app.get(
     '/voices/:voice_id',
     { schema: { tags: ['voices'], summary: 'ElevenLabs-compatible: one voice', params: ElevenLabsVoiceParams, response: { 200: ElevenLabsVoiceObject, ...errors } } },
-    async (request) => elevenLabsVoice(app.engines, request.params.voice_id, (id) => previewUrl(request, id)),
+    async (request) => elevenLabsVoice(app.voices, request.params.voice_id, (id) => previewUrl(request, id)),
   );
 
   app.get(
@@ -160,7 +139,7 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => {
-      const languages = languagesOf(app.engines.listVoices());
+      const languages = languagesOf(app.voices.listVoices());
       return ELEVENLABS_MODELS.map((id) => ({
         model_id: id,
         name: id,

@@ -42,7 +42,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (_request, reply) => {
       const checks = {
-        voices: app.engines.listVoices().length > 0,
+        voices: app.voices.listVoices().length > 0,
         // WARM_VOICE: ready once it has spoken (or failed to: it then loads on its first request).
         warm: app.warmUp.state !== 'warming',
         ffmpeg: await app.ffmpeg.available(),
@@ -54,9 +54,9 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // slower but the same, so the service is still ready. False too while the check is still running.
       const splicer = app.splicer.passed ?? false;
       const ready = Object.values(checks).every(Boolean);
-      const unavailable = app.engines.unavailable();
+      const unavailable = app.voices.unavailable();
       const workers = checks.redis ? await app.sharedQueue?.workers().catch(() => undefined) : undefined;
-      const piper = await app.engines.piperRuntime();
+      const piper = await app.voices.piperRuntime();
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ok' : 'unavailable',
         checks: { ...checks, splicer },

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../errors.js';
-import { LEXICON_LIMITS } from '../../speech/lexicon.js';
-import type { StoredLexicon } from '../../speech/lexicon-store.js';
+import { LEXICON_LIMITS, type StoredLexicon } from '../../usecases/vocabulary.js';
 import { ErrorBody } from '../../api/errors.js';
 import { LEXICON_MEDIA_TYPES, LexiconList, LexiconParams, LexiconResponse, LexiconUpload } from '../../api/lexicons.js';
 import { clientId } from '../job-client.js';

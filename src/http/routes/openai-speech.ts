@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AUDIO_ENCODINGS, type AudioEncoding } from '../../speech/audio-encoding.js';
-import { cachePartitionOf, clientId } from '../job-client.js';
+import { AUDIO_ENCODINGS, type AudioEncoding } from '../../usecases/vocabulary.js';
+import { clientId } from '../job-client.js';
 import { openAiErrorBody, resolveVoice } from '../openai-compat.js';
 import { errorBodyFor, errorResponder, notFoundError } from '../plugins/error-handler.js';
 import { sendSpeechStream } from '../speech-stream.js';
@@ -59,17 +59,24 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { input, text_type: textType, voice, response_format = 'mp3', speed = 1, stream_format = 'audio', model } = request.body;
-      const voiceId = resolveVoice(app.engines, typeof voice === 'string' ? voice : voice.id);
-      const resolved = app.synthesizer.resolveVoice({ text: input, voice: voiceId, textType });
-      const lexicons = await app.lexicons.resolve(request.body.lexicons, clientId(request));
+      const voiceId = resolveVoice(app.voices, typeof voice === 'string' ? voice : voice.id);
       const encoding = ENCODINGS[response_format];
+      const speech = await app.speech.prepare(clientId(request), {
+        text: input,
+        textType,
+        voice: voiceId,
+        lexicons: request.body.lexicons,
+        encoding,
+        speed,
+        sampleRate: SAMPLE_RATE,
+      });
       const sse = stream_format === 'sse';
       const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
       // voxreel counts characters, not tokens.
       const usage = { input_tokens: input.length, output_tokens: 0, total_tokens: input.length };
       return sendSpeechStream(app, request, reply, {
-        characters: input.length,
-        contentType: sse ? 'text/event-stream' : AUDIO_ENCODINGS[encoding].contentType,
+        speech,
+        ...(sse ? { contentType: 'text/event-stream' } : {}),
         facts: { model, voice: voiceId, format: response_format, stream_format, speed, characters: input.length },
         ...(sse
           ? {
@@ -79,11 +86,6 @@ const openAiRoutes: FastifyPluginAsyncTypebox = async (app) => {
               },
             }
           : {}),
-        write: (signal, output) =>
-          app.synthesizer.streamAudio(
-            { text: input, textType, voice: resolved, encoding, speed, sampleRate: SAMPLE_RATE, signal, lexicons, cachePartition: cachePartitionOf(app, request) },
-            output,
-          ),
       });
     },
   );

@@ -3,8 +3,6 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { matchesLanguage } from '../../engines/language-tags.js';
-import type { Voice } from '../../engines/voice.js';
 import { AppError } from '../../errors.js';
 import { clientId } from '../job-client.js';
 import { ErrorBody } from '../../api/errors.js';
@@ -18,10 +16,6 @@ const NEVER_CANCELLED = new AbortController().signal;
 /** Where the voice's preview is: absolute, from the request's own scheme and host (TRUST_PROXY makes them the public ones). */
 export function previewUrl(request: FastifyRequest, voiceId: string): string {
   return `${request.protocol}://${request.host}/voices/${encodeURIComponent(voiceId)}/preview`;
-}
-
-function voiceSpeaks(voice: Voice, language: string): boolean {
-  return matchesLanguage(language, voice.language) || (voice.engineLanguage !== undefined && matchesLanguage(language, voice.engineLanguage));
 }
 
 const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -40,12 +34,8 @@ const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const wanted = request.query.language;
-      const voices = app.engines
-        .listVoices()
-        .filter((voice) => wanted === undefined || voiceSpeaks(voice, wanted))
-        .map((voice) => ({ ...voice, preview_url: previewUrl(request, voice.id) }));
-      const unavailable = app.engines.unavailable();
+      const voices = app.voices.listVoices(request.query.language).map((voice) => ({ ...voice, preview_url: previewUrl(request, voice.id) }));
+      const unavailable = app.voices.unavailable();
       return { status: 'success' as const, voices, ...(unavailable.length > 0 ? { unavailable } : {}) };
     },
   );
@@ -68,15 +58,13 @@ const voicesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const voice = app.engines.findVoice(request.params.id);
+      const voice = app.voices.findVoice(request.params.id);
       if (!voice) throw new AppError('NOT_FOUND', { message: `No voice has the id "${request.params.id.slice(0, 100)}"; GET /voices lists them.` });
       const name = await previews.file(voice, async (text, output) => {
-        const resolved = app.synthesizer.resolveVoice({ text, voice: voice.id });
-        const client = { id: clientId(request), signal: NEVER_CANCELLED, characters: text.length };
-        return app.jobs.run('tts', client, async (signal) => {
-          await app.synthesizer.streamAudio({ text, voice: resolved, encoding: 'mp3', speed: 1, signal }, output);
-          request.log.info({ voice: voice.id, characters: text.length }, 'voice preview made');
-        });
+        // Shared by every client: no client's lexicons or partition of the sentence cache.
+        const speech = await app.speech.prepare(undefined, { text, voice: voice.id, encoding: 'mp3', speed: 1 });
+        await app.speech.stream({ id: clientId(request), signal: NEVER_CANCELLED, characters: text.length }, speech, output, 'tts');
+        request.log.info({ voice: voice.id, characters: text.length }, 'voice preview made');
       });
       return reply.sendFile(name, previews.dir);
     },

@@ -9,11 +9,9 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { MAX_TTS_TEXT } from '../../api/speech.js';
 import type { WyomingConfig } from '../../config.js';
-import { matchesLanguage } from '../../engines/language-tags.js';
-import { startUpVoice } from '../../engines/recommended.js';
-import type { Voice } from '../../engines/voice.js';
 import { cancelReason } from '../../errors.js';
-import { splitSentences } from '../../speech/sentences.js';
+import { finishedSentences, type PreparedSpeech } from '../../usecases/speech-streams.js';
+import type { Voice } from '../../usecases/vocabulary.js';
 import { version } from '../../version.js';
 import { toAppError } from '../plugins/error-handler.js';
 import { WyomingConnection } from './connection.js';
@@ -114,7 +112,7 @@ export async function startWyoming(app: FastifyInstance, config: WyomingConfig):
 function describer(app: FastifyInstance): () => Buffer {
   let described: { voices: readonly Voice[]; event: Buffer } | undefined;
   return () => {
-    const voices = app.engines.listVoices();
+    const voices = app.voices.listVoices();
     if (described?.voices.length !== voices.length || voices.some((voice, index) => voice !== described?.voices[index])) {
       described = { voices, event: encodeEvent('info', info(voices)) };
     }
@@ -171,6 +169,11 @@ class Session {
     this.connection = new WyomingConnection(socket, bounds, READER, (event) => this.handle(event), log);
   }
 
+  /** Whom the speech is charged to: Wyoming has no keys, so the client's address. */
+  private get clientId(): string {
+    return `wyoming:${this.socket.remoteAddress ?? 'unknown'}`;
+  }
+
   private send(type: string, data?: Record<string, unknown>): Promise<void> {
     return this.connection.send(encodeEvent(type, data));
   }
@@ -195,7 +198,7 @@ class Session {
         }
         case 'synthesize-start':
           // An unknown voice is told now, not at the first sentence.
-          this.streaming = { voiceId: this.app.synthesizer.voiceOf(this.voiceFor(event.data.voice)).id, text: '', started: false };
+          this.streaming = { voiceId: this.app.speech.checkVoice(this.voiceFor(event.data.voice)).id, text: '', started: false };
           this.streamed = false;
           return;
         case 'synthesize-chunk':
@@ -220,24 +223,23 @@ class Session {
 
   /**
    * The voice id asked for: by name (a voxreel voice id, as `info` lists them), the recommended voice of a language,
-   * else the recommended English one (the start-up voice's rule); checked by the synthesizer (voiceOf, resolveVoice).
+   * else the recommended English one (the start-up voice's rule); checked by the speech use case (checkVoice, prepare).
    */
   private voiceFor(asked: unknown): string {
     const wanted = typeof asked === 'object' && asked !== null ? (asked as { name?: unknown; language?: unknown }) : {};
     if (typeof wanted.name === 'string') return wanted.name;
-    const voices = this.app.engines.listVoices();
-    const language = wanted.language;
-    const voice =
-      typeof language === 'string'
-        ? voices.find((candidate) => candidate.recommended && matchesLanguage(language, candidate.language))
-        : startUpVoice(voices, 'auto', (id) => this.app.engines.findVoice(id));
-    return voice?.id ?? '';
+    return this.app.voices.recommendedVoice(typeof wanted.language === 'string' ? wanted.language : undefined)?.id ?? '';
+  }
+
+  /** Raw 16-bit PCM at the voice's own rate, as Wyoming's `audio-chunk`s carry it; Wyoming has no lexicons. */
+  private prepare(text: string, voiceId: string): Promise<PreparedSpeech> {
+    return this.app.speech.prepare(this.clientId, { text, voice: voiceId, encoding: 'pcm', speed: 1 });
   }
 
   private async speakWhole(text: string, voiceId: string): Promise<void> {
-    const voice = this.app.synthesizer.resolveVoice({ text, voice: voiceId });
-    await this.send('audio-start', format(voice));
-    await this.speak(text, voice);
+    const speech = await this.prepare(text, voiceId);
+    await this.send('audio-start', format(speech.voice));
+    await this.speak(speech);
     await this.send('audio-stop');
   }
 
@@ -247,11 +249,9 @@ class Session {
     if (!stream) throw new WyomingProtocolError('synthesize-chunk before synthesize-start');
     stream.text += text;
     if (stream.text.length > MAX_TTS_TEXT) throw new WyomingProtocolError(`the streamed text is longer than ${MAX_TTS_TEXT} characters`, 'too-long');
-    const spans = splitSentences(stream.text);
-    const last = spans.at(-1);
-    if (spans.length < 2 || !last) return;
-    const ready = stream.text.slice(0, last.offset);
-    stream.text = stream.text.slice(last.offset);
+    const { ready, rest } = finishedSentences(stream.text);
+    if (!ready) return;
+    stream.text = rest;
     await this.streamSpeak(stream, ready);
   }
 
@@ -267,14 +267,15 @@ class Session {
 
   private async streamSpeak(stream: { voiceId: string; started: boolean }, text: string): Promise<void> {
     if (!text.trim()) return;
-    const voice = this.app.synthesizer.resolveVoice({ text, voice: stream.voiceId });
-    if (!stream.started) await this.send('audio-start', format(voice));
+    const speech = await this.prepare(text, stream.voiceId);
+    if (!stream.started) await this.send('audio-start', format(speech.voice));
     stream.started = true;
-    await this.speak(text, voice);
+    await this.speak(speech);
   }
 
   /** Speech as `audio-chunk` events, each sentence's as soon as it is spoken, in a job slot of the service. */
-  private speak(text: string, voice: Voice): Promise<void> {
+  private speak(speech: PreparedSpeech): Promise<void> {
+    const { voice, characters } = speech;
     // Each write waits until the client has read (or the connection is cut off): a client that does not read holds back its own synthesis only.
     const chunks = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
@@ -283,10 +284,7 @@ class Session {
         this.connection.send(Buffer.concat(events)).then(() => done(), done);
       },
     });
-    const client = { id: `wyoming:${this.socket.remoteAddress ?? 'unknown'}`, signal: this.connection.signal, characters: text.length };
-    return this.app.jobs.run('speech', client, (signal) =>
-      this.app.synthesizer.streamAudio({ text, voice, encoding: 'pcm', speed: 1, signal, cachePartition: this.app.executor.cachePartition(client.id) }, chunks),
-    );
+    return this.app.speech.stream({ id: this.clientId, signal: this.connection.signal, characters }, speech, chunks);
   }
 }
 

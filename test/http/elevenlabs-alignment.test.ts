@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { characterAlignment, StreamedAlignment } from '../../src/speech/character-alignment.js';
+import { characterAlignment, StreamedAlignment } from '../../src/http/elevenlabs-alignment.js';
 
 describe('characterAlignment', () => {
   it("spreads each word's time over its characters and the gaps over the characters between words", () => {

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import type { JobExecutor } from '../../jobs/executor.js';
 import type { JobResults } from '../../jobs/job-results.js';
 import { LocalJobQueue } from '../../jobs/local-queue.js';
-import { jobPipeline } from '../../jobs/pipeline.js';
+import { jobPipeline } from '../job-pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { RedisJobQueue } from '../../jobs/redis/queue.js';
 import type { SharedQueueSource } from '../../jobs/metrics.js';

@@ -3,31 +3,32 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { OPENAI_PREFIX, type Config } from '../config.js';
-import type { ServiceDeps } from '../jobs/services.js';
+import type { ServiceDeps } from './services.js';
 import { version } from '../version.js';
-import { deferredCompilers } from './deferred-compilers.js';
-import access from './plugins/access.js';
-import clientSignal from './plugins/client-signal.js';
-import errorHandler from './plugins/error-handler.js';
-import fileServing from './plugins/file-serving.js';
-import httpEdge, { serverOptions } from './plugins/http-edge.js';
-import metricsPlugin from './plugins/metrics.js';
+import { deferredCompilers } from '../http/deferred-compilers.js';
+import access from '../http/plugins/access.js';
+import clientSignal from '../http/plugins/client-signal.js';
+import errorHandler from '../http/plugins/error-handler.js';
+import fileServing from '../http/plugins/file-serving.js';
+import httpEdge, { serverOptions } from '../http/plugins/http-edge.js';
+import metricsPlugin from '../http/plugins/metrics.js';
 import queue from './plugins/queue.js';
 import services from './plugins/services.js';
+import useCases from './plugins/usecases.js';
 import voicePreviews from './plugins/voice-previews.js';
 import work from './plugins/work.js';
-import assetsRoutes from './routes/assets.js';
-import healthRoutes from './routes/health.js';
-import jobsRoutes from './routes/jobs.js';
-import lexiconsRoutes from './routes/lexicons.js';
-import mcpRoutes from './routes/mcp.js';
-import elevenLabsRoutes from './routes/elevenlabs.js';
-import openAiRoutes from './routes/openai-speech.js';
-import playgroundRoutes from './routes/playground.js';
-import ttsRoutes from './routes/tts.js';
-import ttsVideoRoutes from './routes/tts-video.js';
-import voicesRoutes from './routes/voices.js';
-import { parseJsonBodies } from './json-body.js';
+import assetsRoutes from '../http/routes/assets.js';
+import healthRoutes from '../http/routes/health.js';
+import jobsRoutes from '../http/routes/jobs.js';
+import lexiconsRoutes from '../http/routes/lexicons.js';
+import mcpRoutes from '../http/routes/mcp.js';
+import elevenLabsRoutes from '../http/routes/elevenlabs.js';
+import openAiRoutes from '../http/routes/openai-speech.js';
+import playgroundRoutes from '../http/routes/playground.js';
+import ttsRoutes from '../http/routes/tts.js';
+import ttsVideoRoutes from '../http/routes/tts-video.js';
+import voicesRoutes from '../http/routes/voices.js';
+import { parseJsonBodies } from '../http/json-body.js';
 
 export interface AppDeps extends ServiceDeps {
   logger?: FastifyServerOptions['logger'];
@@ -45,7 +46,7 @@ declare module 'fastify' {
  * Builds the whole service as a Fastify instance, ready for `inject` or `listen`; it never listens itself. Each
  * service is a plugin that declares what it decorates the app with and what it needs: work (limits, job slots,
  * metrics) → services (engines, storage, synthesizer, video maker, assets) → queue (the job queue, the request
- * cache, webhooks) and voice previews; then the HTTP plugins and the routes.
+ * cache, webhooks) → the use cases the front doors call (voices, streamed speech) and voice previews; then the HTTP plugins and the routes.
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const compilers = deferredCompilers();
@@ -79,6 +80,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(work, { config });
   await app.register(services, { config, deps });
   await app.register(queue, { config });
+  await app.register(useCases);
   await app.register(voicePreviews, { config });
 
   await app.register(errorHandler);

@@ -1,4 +1,4 @@
-import type { SpokenWord } from './words.js';
+import type { SpokenWord } from '../usecases/vocabulary.js';
 
 /** Every character of a text (a code point, as ElevenLabs counts them) with when it is said. */
 export interface CharacterAlignment {

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { AssetStore } from '../../assets/store.js';
 import type { Config } from '../../config.js';
 import type { EngineRegistry } from '../../engines/index.js';
-import { openServices, type ServiceDeps, type WarmUp } from '../../jobs/services.js';
+import { openServices, type ServiceDeps, type WarmUp } from '../services.js';
 import type { Ffmpeg } from '../../media/ffmpeg.js';
 import type { LexiconStore } from '../../speech/lexicon-store.js';
 import type { Synthesizer } from '../../speech/synthesizer.js';

@@ -1,0 +1,82 @@
+// Streamed speech, the one use case behind every front door that answers with audio as it is spoken: OpenAI's and
+// ElevenLabs' speech routes, Wyoming, voice previews. A request is resolved once (its voice for its text, the
+// client's lexicons, the client's partition of the sentence cache), then spoken in a job slot of this process.
+import type { Writable } from 'node:stream';
+import type { Voice } from '../engines/voice.js';
+import type { JobClient, JobSlots } from '../jobs/slots.js';
+import { AUDIO_ENCODINGS, type AudioEncoding } from '../speech/audio-encoding.js';
+import type { LexiconStore } from '../speech/lexicon-store.js';
+import type { TextType } from '../speech/read-script.js';
+import { splitSentences } from '../speech/sentences.js';
+import type { StreamRequest, Synthesizer } from '../speech/synthesizer.js';
+
+/** What a front door asks to have spoken, in voxreel's words (its own names mapped already). */
+export interface SpeechStreamRequest {
+  text: string;
+  textType?: TextType;
+  /** A voice id, as GET /voices lists them. */
+  voice: string;
+  /** Ids of the client's lexicons (POST /lexicons), applied in order. */
+  lexicons?: readonly string[];
+  encoding: AudioEncoding;
+  /** Playback speed, 0.25 to 4. */
+  speed: number;
+  /** Resample to this rate; by default the voice's own. */
+  sampleRate?: number;
+  /** Told the words of each sentence as its audio goes to the encoder (character timings). */
+  onWords?: StreamRequest['onWords'];
+}
+
+/** A request checked and resolved before its first byte: a refusal (an unknown voice, a lexicon not the client's) comes before any audio. */
+export interface PreparedSpeech {
+  readonly voice: Voice;
+  /** The MIME type of the encoded audio. */
+  readonly contentType: string;
+  /** What the client is charged for (quotas, limits). */
+  readonly characters: number;
+  readonly request: Omit<StreamRequest, 'signal'>;
+}
+
+export interface SpeechStreamDeps {
+  synthesizer: Pick<Synthesizer, 'resolveVoice' | 'voiceOf' | 'streamAudio'>;
+  lexicons: Pick<LexiconStore, 'resolve'>;
+  slots: Pick<JobSlots, 'run'>;
+  /** The sentence cache's partition of a client (CACHE_SCOPE). */
+  partition: (client: string) => string | undefined;
+}
+
+export class SpeechStreams {
+  constructor(private readonly deps: SpeechStreamDeps) {}
+
+  /** The voice of this id, or UNKNOWN_VOICE (ENGINE_UNAVAILABLE for an engine that did not start). */
+  checkVoice(id: string): Voice {
+    return this.deps.synthesizer.voiceOf(id);
+  }
+
+  /** Resolves a request once, for `client` (its lexicons and cache partition); undefined: speech shared by every client (previews). */
+  async prepare(client: string | undefined, request: SpeechStreamRequest): Promise<PreparedSpeech> {
+    const { text, textType, encoding, speed, sampleRate, onWords } = request;
+    const voice = this.deps.synthesizer.resolveVoice({ text, voice: request.voice, textType });
+    const lexicons = client === undefined ? undefined : await this.deps.lexicons.resolve(request.lexicons, client);
+    const cachePartition = client === undefined ? undefined : this.deps.partition(client);
+    return {
+      voice,
+      contentType: AUDIO_ENCODINGS[encoding].contentType,
+      characters: text.length,
+      request: { text, textType, voice, encoding, speed, sampleRate, onWords, lexicons, cachePartition },
+    };
+  }
+
+  /** Speaks a prepared request into `output` in a job slot (limits, quotas, metrics), stopping at the client's signal or the job's deadline. */
+  stream(client: JobClient, prepared: PreparedSpeech, output: Writable, operation: 'speech' | 'tts' = 'speech'): Promise<void> {
+    return this.deps.slots.run(operation, client, (signal) => this.deps.synthesizer.streamAudio({ ...prepared.request, signal }, output));
+  }
+}
+
+/** Text that arrives in pieces (Wyoming's streaming): its whole sentences, ready to speak, and the rest, which may go on. */
+export function finishedSentences(text: string): { ready: string; rest: string } {
+  const spans = splitSentences(text);
+  const last = spans.at(-1);
+  if (spans.length < 2 || !last) return { ready: '', rest: text };
+  return { ready: text.slice(0, last.offset), rest: text.slice(last.offset) };
+}
