@@ -24,7 +24,8 @@ const { config, running } = await boot('voxreel', () => loadConfig(), async (con
 const { app } = running;
 
 const address = await app.listen({ port: config.port, host: config.host });
-if (!app.voices.listVoices().some((voice) => voice.engine === 'piper')) {
+// The neural voices (Kokoro's, Piper's) speak `speed` themselves; without one every voice is a robotic one.
+if (!app.voices.listVoices().some((voice) => voice.naturalSpeed)) {
   app.log.warn(
     { voicesDir: config.voicesDir },
     'No neural voice is installed, so the voices are robotic: add the default one with `npm run voices -- add en_US-joe-medium` (docs/operations.md, Voices)',

@@ -185,6 +185,10 @@ class Registry implements EngineRegistry {
     return candidates.find((other) => other.recommended) ?? candidates[0];
   }
 
+  speedShareOf(voice: Voice): number {
+    return (voice.naturalSpeed && this.byName.get(voice.engine)?.naturalSpeedShare) || 1;
+  }
+
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk> {
     const voice = this.findVoice(voiceId);
     const engine = voice && this.byName.get(voice.engine);

@@ -46,6 +46,8 @@ export interface Speaker {
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
   /** Engines installed but not started (the registry's): a voice of theirs is unavailable, not unknown. */
   unavailable?(): ReadonlyArray<{ engine: string; reason: string }>;
+  /** How much of an asked rate `voice` speaks itself (about speed^share; 1 for a tempo filter alone), as its engine says (the registry's). */
+  speedShareOf?(voice: Voice): number;
   /** A voice of `voice`'s engine and sample rate for another language (SSML lang), or undefined (the registry's). */
   voiceFor?(voice: Voice, language: string): Voice | undefined;
 }
@@ -53,6 +55,11 @@ export interface Speaker {
 /** One engine: a Speaker with a name, its installed voices, and processes to stop. */
 export interface Engine extends Speaker {
   readonly name: EngineName;
+  /**
+   * Where its voices speak `speed` themselves (`Voice.naturalSpeed`): how much of the asked rate they get, about
+   * speed^share; the rest is a tempo filter's. Left out: a tempo filter alone.
+   */
+  readonly naturalSpeedShare?: number;
   /** Voices this engine can speak with on this machine; empty when the engine is not installed. */
   listVoices(): Promise<Voice[]>;
   /** Stops the engine's child processes. */

@@ -15,6 +15,9 @@ export const Voice = Type.Object(
     engine: Type.String({ description: 'The engine that speaks it: the part of `id` before the colon (kokoro, piper, rhvoice, festival, flite or espeak-ng).' }),
     sampleRate: Type.Integer({ description: 'Native sample rate in Hz.' }),
     wordTimings: Type.Boolean({ description: 'Whether the engine reports when each word is spoken.' }),
+    phonemes: Type.Boolean({
+      description: 'Whether the voice takes words as IPA: SSML `<phoneme alphabet="ipa">` and lexicon phonemes. Others refuse `<phoneme>` (write the word as it sounds, or use `<sub>` or a lexicon alias).',
+    }),
     recommended: Type.Optional(
       Type.Boolean({ description: 'The voice to choose for its language: the most natural one installed (one per language tag).' }),
     ),

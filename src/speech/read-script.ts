@@ -8,11 +8,9 @@ import { ssmlScript } from './ssml/script.js';
 
 export type TextType = 'text' | 'ssml';
 
-/** Engines that take words as IPA (SSML phoneme, lexicons): Piper's and Kokoro's models speak IPA, eSpeak NG its phonemes spelled from it. */
-const PHONEME_ENGINES: ReadonlySet<string> = new Set(['kokoro', 'piper', 'espeak-ng']);
-
+/** Whether the voice takes words as IPA (SSML phoneme, lexicons), as its engine says (`Voice.phonemes`). */
 export function takesPhonemes(voice: Voice): boolean {
-  return PHONEME_ENGINES.has(voice.engine);
+  return voice.phonemes;
 }
 
 export function isSsml(text: string, textType: TextType | undefined): boolean {
@@ -39,7 +37,7 @@ export function assertSpeakable(script: Script, voice: Voice, field = 'text'): v
   if (script.phonemes && !takesPhonemes(voice)) {
     throw new AppError('UNSUPPORTED_SSML', {
       field,
-      message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}; Kokoro, Piper and eSpeak NG voices take IPA): write the word as it sounds, or use <sub alias="...">.`,
+      message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}; the voices with \`phonemes: true\` in GET /voices take IPA): write the word as it sounds, or use <sub alias="...">.`,
     });
   }
 }

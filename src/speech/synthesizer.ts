@@ -56,22 +56,14 @@ export interface SpeakRequest {
 }
 
 /**
- * How much of the asked rate a voice that speaks faster or slower itself gets, by engine: about speed^share. Piper's
- * length scale: 0.74 (en_US-joe-medium: 0.57× the length at speed 0.5 where 0.5 was asked, 1.6× shorter at 2);
- * Kokoro's speed, which divides its durations before they are rounded to whole frames: 0.94 (af_heart: 2.0× as
- * long at 0.5, 1.85× shorter at 2).
- */
-const NATURAL_SHARE: Readonly<Record<string, number>> = { piper: 0.74, kokoro: 0.94 };
-
-/**
  * A playback speed, split between the voice (which speaks faster or slower itself, at a natural rhythm, where it
  * can: `naturalSpeed`) and the tempo filter applied to the joined audio (everywhere else, and for the rest of the
  * rate the voice does not reach); the pauses between sentences are scaled with the voice's share, so that the whole
  * file comes out `speed` times shorter.
  */
-function splitSpeed(voice: Voice, speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
+function splitSpeed(voice: Voice, speed: number, share: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
   if (!voice.naturalSpeed || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
-  const natural = speed ** (NATURAL_SHARE[voice.engine] ?? 1);
+  const natural = speed ** share;
   return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
 
@@ -205,12 +197,17 @@ export class Synthesizer {
     return new RequestBudget(limits, tempo, gapSeconds);
   }
 
+  /** A speed split between the voice and the tempo filter, by the share its engine gives (splitSpeed). */
+  private splitSpeed(voice: Voice, speed: number): ReturnType<typeof splitSpeed> {
+    return splitSpeed(voice, speed, this.engines.speedShareOf?.(voice) ?? 1);
+  }
+
   /**
    * Checks, before anything is queued or spoken, what the request's text alone shows of its budget: its length as
    * spoken (lexicons, normalization) and the seconds of its breaks and pauses (the front doors of jobs call it).
    */
   checkBudget(request: SpeakRequest & { speed?: number }, kind: 'audio' | 'video'): void {
-    const { tempo, join } = kind === 'audio' ? splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
+    const { tempo, join } = kind === 'audio' ? this.splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
     this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds));
   }
 
@@ -278,7 +275,7 @@ export class Synthesizer {
 
   /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed), within the request's budget. */
   private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number; budget: RequestBudget }> {
-    const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
+    const { spoken, tempo, join } = this.splitSpeed(request.voice, request.speed);
     const budget = this.budget('audio', tempo, join.gapSeconds);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
     const speech = await this.speak({ ...request, speed: spoken }, budget, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
@@ -325,7 +322,7 @@ export class Synthesizer {
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
     const { voice } = request;
-    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
+    const { spoken, tempo, join } = this.splitSpeed(voice, request.speed);
     const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
     const speaking = { ...request, speed: spoken };
     const budget = this.budget('audio', tempo, join.gapSeconds);

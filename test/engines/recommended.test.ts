@@ -4,7 +4,7 @@ import type { Voice } from '../../src/engines/voice.js';
 
 function voice(id: string, extra: Partial<Voice> = {}): Voice {
   const [engine = ''] = id.split(':');
-  return { id, name: id, language: 'en-US', gender: null, engine, sampleRate: 24_000, wordTimings: true, ...extra };
+  return { id, name: id, language: 'en-US', gender: null, engine, sampleRate: 24_000, wordTimings: true, phonemes: false, ...extra };
 }
 
 const recommendedIds = (voices: Voice[]) => markRecommended(voices, ['kokoro', 'piper', 'espeak-ng']).filter((one) => one.recommended).map((one) => one.id);

@@ -26,7 +26,11 @@ describe('GET /voices', () => {
       expect(voice.name.length).toBeGreaterThan(0);
       expect(voice.sampleRate).toBeGreaterThanOrEqual(8000);
     }
-    expect(voices.find((voice) => voice.id === 'espeak-ng:en-us')).toMatchObject({ language: 'en-US', wordTimings: true });
+    expect(voices.find((voice) => voice.id === 'espeak-ng:en-us')).toMatchObject({ language: 'en-US', wordTimings: true, phonemes: true });
+    // Which voices take IPA is each engine's to say: the models and eSpeak NG do, the diphone and HTS voices do not.
+    const takingIpa = new Set(voices.filter((voice) => voice.phonemes).map((voice) => voice.engine));
+    expect([...takingIpa].filter((engine) => !['kokoro', 'piper', 'espeak-ng'].includes(engine))).toEqual([]);
+    expect(voices.filter((voice) => voice.engine === 'flite').every((voice) => voice.phonemes === false)).toBe(true);
     expect(voices.filter((voice) => voice.quality !== undefined).every((voice) => voice.engine === 'piper')).toBe(true);
   });
 

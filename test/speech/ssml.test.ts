@@ -178,6 +178,7 @@ describe('SSML through POST /tts (eSpeak NG)', () => {
     expect(phoneme.statusCode).toBe(422);
     expect(phoneme.json()).toMatchObject({ error: { code: 'UNSUPPORTED_SSML' } });
     expect(phoneme.json().error.message).toContain('flite engine');
+    expect(phoneme.json().error.message).toContain('phonemes: true');
     const unknownSymbol = await post({ text: '<speak><phoneme alphabet="ipa" ph="ʘa">tomato</phoneme></speak>', format: 'wav' });
     expect(unknownSymbol.statusCode).toBe(422);
     expect(unknownSymbol.json()).toMatchObject({ error: { code: 'UNSUPPORTED_SSML', field: 'text' } });

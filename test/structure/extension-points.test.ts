@@ -38,6 +38,17 @@ describe('extension points', () => {
     for (const folder of engineFolders) expect(registry).toContain(`from './${folder}/engine.js'`);
   });
 
+  it('no list outside src/engines/ names engines by kind: what a voice can do is its own to say (Voice.phonemes, naturalSpeed, wordTimings)', () => {
+    const engineFolders = filesIn('src/engines').filter((entry) => entry.isDirectory() && !['hosts', 'onnx'].includes(entry.name)).map((entry) => entry.name);
+    const names = [...engineFolders.filter((name) => name !== 'espeak'), 'espeak-ng'];
+    const named = new RegExp(`['"](${names.join('|')})['"]`, 'u');
+    const outside = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.startsWith(`engines${path.sep}`))
+      .filter((file) => named.test(readFileSync(path.join(root, 'src', file), 'utf8')));
+    expect(names).toContain('piper');
+    expect(outside).toEqual([]);
+  });
+
   it("a new caption style is one entry of STYLE_PRESETS: the API's values and their description come from it", () => {
     expect(CAPTION_STYLES).toEqual(Object.keys(STYLE_PRESETS));
     expect(CaptionStyle.anyOf.map((literal) => literal.const)).toEqual(CAPTION_STYLES);

@@ -129,6 +129,7 @@ export class EspeakVoiceCatalog {
       engine: ESPEAK_ENGINE,
       sampleRate: this.sampleRate,
       wordTimings: true,
+      phonemes: true,
     };
   }
 }

@@ -124,6 +124,7 @@ export class FestivalEngine implements Engine {
       engine: 'festival',
       sampleRate: installation.sampleRate,
       wordTimings: true,
+      phonemes: false,
     };
     return new FestivalEngine(pool, [voice]);
   }

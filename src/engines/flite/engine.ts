@@ -41,6 +41,7 @@ const VOICES: readonly Voice[] = [
   sampleRate: FLITE_SAMPLE_RATE,
   // Flite can print phone durations but not where its words are in the text.
   wordTimings: false,
+  phonemes: false,
 }));
 
 // Node's WASI, called through V8 fast API calls, writes through a stale pointer once the module's memory has grown

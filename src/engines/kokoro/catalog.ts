@@ -39,6 +39,7 @@ function describe(pack: InstalledPack): Voice {
     engine: KOKORO_ENGINE,
     sampleRate: KOKORO_SAMPLE_RATE,
     wordTimings: true,
+    phonemes: true,
     naturalSpeed: true,
     ...(PACK_GRADES[pack.name] ? { grade: PACK_GRADES[pack.name] } : {}),
   };

@@ -171,6 +171,7 @@ export class PiperVoiceCatalog {
       engine: PIPER_ENGINE,
       sampleRate: config.audio.sample_rate,
       wordTimings: durations !== null,
+      phonemes: true,
       naturalSpeed: true,
       ...(quality ? { quality } : {}),
     };

@@ -59,6 +59,8 @@ function startUpModel(catalog: PiperVoiceCatalog, choice: string | undefined): s
  */
 export class PiperEngine implements Engine {
   readonly name = PIPER_ENGINE;
+  /** Its length scale: en_US-joe-medium 0.57× the length at speed 0.5 where 0.5 was asked, 1.6× shorter at 2. */
+  readonly naturalSpeedShare = 0.74;
   private nextTicket = 1;
   private runtime: Promise<PiperRuntime> | undefined;
 

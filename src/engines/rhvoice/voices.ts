@@ -38,6 +38,7 @@ export async function installedRhvoiceVoices(voicesDir = RHVOICE_VOICES_DIR): Pr
         engine: RHVOICE_ENGINE,
         sampleRate: 0,
         wordTimings: true,
+        phonemes: false,
       };
     }),
   );
