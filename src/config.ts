@@ -7,7 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 
 const cores = os.availableParallelism();
 
-/** Every environment variable the service reads, with its default (docs/configuration.md documents it, checked by test/structure/configuration-docs.test.ts). */
+/** Every environment variable the service reads, with its default (docs/configuration.md documents it, checked by test/structure/configuration-docs.unit.test.ts). */
 /** Limits of a shared service (API keys set, or listening beyond loopback); a personal one has none by default. */
 export const SHARED_LIMITS = { rate: 60, jobs: Math.max(2, cores * 2), characters: 200_000, assetMb: 500 } as const;
 
