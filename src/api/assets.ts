@@ -1,8 +1,22 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AssetFormat, AssetKind } from '../assets/formats.js';
+import { ASSET_FORMATS, ASSET_KINDS } from '../assets/formats.js';
 
-/** Uploaded images and music (POST /assets, GET and DELETE /assets/{id}). */
-export { AssetFormat, AssetKind } from '../assets/formats.js';
+// Uploaded images and music (POST /assets, GET and DELETE /assets/{id}).
+
+export const AssetKind = Type.Union(ASSET_KINDS.map((kind) => Type.Literal(kind)), {
+  description: '`image` (a background picture), `audio` (a music track) or `video` (a background clip, its sound never used).',
+});
+export type AssetKind = Static<typeof AssetKind>;
+
+export const AssetFormat = Type.Union(
+  ASSET_FORMATS.map((format) => Type.Literal(format)),
+  {
+    description:
+      'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac; ' +
+      'mp4 and mov (H.264, VP9 or AV1), webm (VP9 or AV1).',
+  },
+);
+export type AssetFormat = Static<typeof AssetFormat>;
 
 /** The upload as the API documents it: validation is the route's own (multipart is streamed, never a parsed body). */
 export const AssetUpload = Type.Object({

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from '../video/options.js';
+import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from './video-options.js';
 import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
 
-export { AspectRatio, FrameRate, VideoResolution } from '../video/options.js';
+export { AspectRatio, FrameRate, VideoResolution } from './video-options.js';
 
 /** About five minutes of narration: a video of that length renders in a few seconds. */
 export const MAX_VIDEO_TEXT = 5000;

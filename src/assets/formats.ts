@@ -1,33 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
-import { Type, type Static } from '@sinclair/typebox';
 
-export const AssetKind = Type.Union([Type.Literal('image'), Type.Literal('audio'), Type.Literal('video')], {
-  description: '`image` (a background picture), `audio` (a music track) or `video` (a background clip, its sound never used).',
-});
-export type AssetKind = Static<typeof AssetKind>;
+/** What an upload is for: a background picture, a music track, or a background clip (its sound never used). */
+export const ASSET_KINDS = ['image', 'audio', 'video'] as const;
+export type AssetKind = (typeof ASSET_KINDS)[number];
 
-export const AssetFormat = Type.Union(
-  [
-    Type.Literal('png'),
-    Type.Literal('jpeg'),
-    Type.Literal('webp'),
-    Type.Literal('wav'),
-    Type.Literal('mp3'),
-    Type.Literal('ogg'),
-    Type.Literal('m4a'),
-    Type.Literal('aac'),
-    Type.Literal('flac'),
-    Type.Literal('mp4'),
-    Type.Literal('mov'),
-    Type.Literal('webm'),
-  ],
-  {
-    description:
-      'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac; ' +
-      'mp4 and mov (H.264, VP9 or AV1), webm (VP9 or AV1).',
-  },
-);
-export type AssetFormat = Static<typeof AssetFormat>;
+/** What an upload's content is, read from its bytes. */
+export const ASSET_FORMATS = ['png', 'jpeg', 'webp', 'wav', 'mp3', 'ogg', 'm4a', 'aac', 'flac', 'mp4', 'mov', 'webm'] as const;
+export type AssetFormat = (typeof ASSET_FORMATS)[number];
 
 export interface FormatSpec {
   kind: AssetKind;

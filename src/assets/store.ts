@@ -11,7 +11,7 @@ import { freeBytes } from '../storage/disk-space.js';
 import { ownerFolder } from '../storage/owner-folder.js';
 import { readRecord } from '../storage/records.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import { AssetFormat, AssetKind, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type ImageHeader } from './formats.js';
+import { ASSET_FORMATS, ASSET_KINDS, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type AssetFormat, type AssetKind, type ImageHeader } from './formats.js';
 import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
 import { AssetQuota } from './quota.js';
 
@@ -26,8 +26,8 @@ const AFTER_ID3: readonly AssetFormat[] = ['mp3', 'aac', 'flac'];
 /** What is kept beside each asset (`<id>.json`), and what the API answers about it. */
 const AssetRecord = Type.Object({
   id: Type.String({ pattern: ID.source }),
-  kind: AssetKind,
-  format: AssetFormat,
+  kind: Type.Union(ASSET_KINDS.map((kind) => Type.Literal(kind))),
+  format: Type.Union(ASSET_FORMATS.map((format) => Type.Literal(format))),
   bytes: Type.Integer({ minimum: 1 }),
   width: Type.Optional(Type.Integer({ minimum: 1 })),
   height: Type.Optional(Type.Integer({ minimum: 1 })),

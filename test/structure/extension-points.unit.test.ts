@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { EnvSchema } from '../../src/config.js';
 import { STORAGE_BACKENDS } from '../../src/storage/backends.js';
 import { CAPTION_STYLES, STYLE_PRESETS } from '../../src/video/caption-style.js';
-import { CaptionStyle } from '../../src/video/options.js';
+import { CaptionStyle } from '../../src/api/video-options.js';
 
 /** docs/development.md's claims about the source, held against the tree. */
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gradientPixels, type Background } from '../../src/video/background.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { FrameRate } from '../../src/video/options.js';
+import type { FrameRate } from '../../src/api/video-options.js';
 import { renderVideo } from '../../src/video/render.js';
 import { decodeErrors, decodeFrame, ffmpeg, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';

@@ -14,7 +14,7 @@ import type { Captions } from '../../src/video/captions.js';
 import { captionFont } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { AspectRatio } from '../../src/video/options.js';
+import type { AspectRatio } from '../../src/api/video-options.js';
 import { renderVideo } from '../../src/video/render.js';
 import { decodeFrame, ffmpeg, screenshot } from '../helpers/media.js';
 import { useTestApp } from '../helpers/helpers.js';

@@ -10,7 +10,7 @@ import { frameSize, type FrameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import { filterValue } from '../../src/video/render.js';
 import { layerDrawing, twemojiLayers, twemojiName } from '../../src/video/twemoji.js';
-import type { AspectRatio } from '../../src/video/options.js';
+import type { AspectRatio } from '../../src/api/video-options.js';
 import type { ErrorBody } from '../../src/api/errors.js';
 import { decodeFrame, runFfmpeg } from '../helpers/media.js';
 import { postTts, useTestApp } from '../helpers/helpers.js';

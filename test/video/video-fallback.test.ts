@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { composeStream, H264Error, splitNalUnits, type Splice } from '../../src/video/h264/index.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import { pictureFrames } from '../../src/video/h264/index.js';
-import type { FrameRate } from '../../src/video/options.js';
+import type { FrameRate } from '../../src/api/video-options.js';
 import { KEYFRAME_SECONDS, renderVideo, type RenderPath } from '../../src/video/render.js';
 import { ffmpeg, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';

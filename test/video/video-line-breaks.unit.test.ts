@@ -4,7 +4,7 @@ import { timedWords } from '../../src/speech/words.js';
 import { captionFont } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { AspectRatio } from '../../src/video/options.js';
+import type { AspectRatio } from '../../src/api/video-options.js';
 import { toneSpeech, wordSpeech } from '../helpers/video-helpers.js';
 
 // ー and small kana inside words and, where the segmenter cuts (す|ご|ー|い！, 待|って|ぇ|ー！, 乗り|たい|っ！), at the start of one; 「」.

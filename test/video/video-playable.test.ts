@@ -5,7 +5,7 @@ import { topLevelBoxes } from '../../src/media/mp4-info.js';
 import { CAPTION_COLOURS } from '../../src/video/ass.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { FrameRate } from '../../src/video/options.js';
+import type { FrameRate } from '../../src/api/video-options.js';
 import { BACKGROUND_COLOUR, renderVideo } from '../../src/video/render.js';
 import { decodeErrors, ffmpeg, keyframeTimes, rawStreams, runFfmpeg } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';

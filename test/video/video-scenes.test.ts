@@ -7,7 +7,7 @@ import { AppError } from '../../src/errors.js';
 import type { Background } from '../../src/video/background.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { FrameRate } from '../../src/video/options.js';
+import type { FrameRate } from '../../src/api/video-options.js';
 import { renderVideo, type RenderedVideo, type RenderOptions } from '../../src/video/render.js';
 import { crossfadeFrames, placeScenes, sceneTimeline, type Scene } from '../../src/video/scenes.js';
 import { decodeErrors, decodeFrame, ffmpeg, frameHashes, keyframeTimes, probe, runFfmpeg, screenshot } from '../helpers/media.js';

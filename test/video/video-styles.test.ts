@@ -7,7 +7,7 @@ import { CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS, type CaptionLook } fr
 import type { Captions } from '../../src/video/captions.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import type { AspectRatio } from '../../src/video/options.js';
+import type { AspectRatio } from '../../src/api/video-options.js';
 import { renderVideo } from '../../src/video/render.js';
 import { multipartForm, useTestApp } from '../helpers/helpers.js';
 import { decodeErrors, decodeFrame, ffmpeg, runFfmpeg } from '../helpers/media.js';

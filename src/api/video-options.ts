@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CAPTION_CASES, CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from './caption-style.js';
-import { PLATFORM_NAMES, PLATFORMS } from './platforms.js';
-import { CAPTION_FAMILIES } from './font.js';
-import { MOTIONS } from './background.js';
-import { CROSSFADE_SECONDS, MAX_SCENES, TRANSITIONS } from './scenes.js';
-import { ASPECT_RATIOS, FRAME_RATES, RESOLUTIONS } from './frame-shapes.js';
+import { CAPTION_CASES, CAPTION_POSITIONS, CAPTION_STYLES, STYLE_PRESETS } from '../video/caption-style.js';
+import { PLATFORM_NAMES, PLATFORMS } from '../video/platforms.js';
+import { CAPTION_FAMILIES } from '../video/font.js';
+import { MOTIONS } from '../video/background.js';
+import { CROSSFADE_SECONDS, MAX_SCENES, TRANSITIONS } from '../video/scenes.js';
+import { ASPECT_RATIOS, FRAME_RATES, RESOLUTIONS } from '../video/frame-shapes.js';
+import { CHANNEL_COUNTS } from '../video/soundtrack.js';
 
 export const VideoResolution = Type.Union(RESOLUTIONS.map((resolution) => Type.Literal(resolution)), {
   description:
@@ -20,20 +21,11 @@ export const AspectRatio = Type.Union(ASPECT_RATIOS.map((ratio) => Type.Literal(
 });
 export type AspectRatio = Static<typeof AspectRatio>;
 
-export const Channels = Type.Union([Type.Literal(1), Type.Literal(2)], {
+export const Channels = Type.Union(CHANNEL_COUNTS.map((count) => Type.Literal(count)), {
   description:
     'Audio channels: 2 (stereo: the music keeps its stereo image, the voice centred) by default with music, 1 (mono) ' +
     'without: a voice alone sounds the same in mono, and mono AAC takes half the time and bytes.',
 });
-export type Channels = Static<typeof Channels>;
-
-/**
- * Stereo where there is music (it keeps its stereo image, the voice centred), mono for the voice alone: a mono voice
- * in two identical channels sounds no different and costs AAC twice the time (0.85 s against 0.45 s a minute).
- */
-export function soundtrackChannels(channels: Channels | undefined, withMusic: boolean): Channels {
-  return channels ?? (withMusic ? 2 : 1);
-}
 
 export const FrameRate = Type.Union(FRAME_RATES.map((rate) => Type.Literal(rate)), {
   default: 'constant',
