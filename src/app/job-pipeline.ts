@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
-import { JobResults, type ResultCacheObserver } from '../jobs/job-results.js';
-import { MemoryRequestCache, RedisRequestCache, type RequestCache } from '../jobs/request-cache.js';
+import { JobResults, type ResultCacheObserver } from '../jobs/results/job-results.js';
+import { MemoryRequestCache, RedisRequestCache, type RequestCache } from '../jobs/results/request-cache.js';
 import type { Config } from '../config.js';
 import type { Services } from './services.js';
 import { JobFollowUp } from '../jobs/follow-up.js';
 import { JobExecutor } from '../jobs/executor.js';
-import type { WebhookOutbox, OutboxLogger } from '../jobs/webhook-outbox.js';
+import type { WebhookOutbox, OutboxLogger } from '../jobs/webhooks/outbox.js';
 import type { JobPipeline } from '../jobs/pipeline.js';
 
 /** The executor, the results (the request cache) and what follows each job (webhooks), wired as the API process and a worker both run them. */

@@ -1,14 +1,14 @@
 import type { Config } from '../config.js';
 import { SentenceCache } from '../speech/sentence-cache.js';
-import { Limiter } from '../jobs/limiter.js';
+import { Limiter } from '../jobs/admission/limiter.js';
 import { jobPipeline } from './job-pipeline.js';
 import { answersPing, closeRedis, connectStateRedis, untilReachable } from '../jobs/redis/connection.js';
 import { RedisJobWorker, type WorkerLog } from '../jobs/redis/worker.js';
 import { openServices, type ServiceDeps } from './services.js';
 import { Metrics } from '../jobs/metrics.js';
 import { startWorkerServer } from '../jobs/worker-server.js';
-import { DeliveryAttempts } from '../jobs/webhook-outbox.js';
-import { RedisOutbox } from '../jobs/redis/webhook-outbox.js';
+import { DeliveryAttempts } from '../jobs/webhooks/outbox.js';
+import { RedisOutbox } from '../jobs/webhooks/redis-outbox.js';
 
 export interface RunningWorker {
   voices: number;

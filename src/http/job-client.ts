@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { JobClient } from '../jobs/slots.js';
+import type { JobClient } from '../jobs/admission/slots.js';
 
 /** Who a job is charged to: the API key it came with, else the client's address (TRUST_PROXY decides which). */
 export function clientId(request: FastifyRequest): string {

@@ -1,9 +1,9 @@
-import type { JobResults } from './job-results.js';
+import type { JobResults } from './results/job-results.js';
 import type { Config } from '../config.js';
 import type { JobView } from './queue.js';
 import type { JobOutcome, JobSpec } from './spec.js';
-import type { WebhookEvent } from './webhooks.js';
-import type { OutboxLogger, WebhookOutbox } from './webhook-outbox.js';
+import type { WebhookEvent } from './webhooks/delivery.js';
+import type { OutboxLogger, WebhookOutbox } from './webhooks/outbox.js';
 
 /** A job that has just finished, as whichever process ran it saw it. */
 export interface FinishedJob {
@@ -19,7 +19,7 @@ export interface FinishedJob {
 /**
  * What follows a finished job wherever it ran: a success is remembered by the request cache, and a job with a
  * webhook has its view put in the outbox, which delivers it signed and retried, and keeps it across a stop of
- * this process (webhook-outbox.ts).
+ * this process (webhooks/outbox.ts).
  */
 export class JobFollowUp {
   constructor(

@@ -1,7 +1,7 @@
 import { AppError, cancelReason, isAppError } from '../errors.js';
 import type { FinishedJob } from './follow-up.js';
 import type { JobExecutor } from './executor.js';
-import type { JobSlots } from './slots.js';
+import type { JobSlots } from './admission/slots.js';
 import { etaSeconds, finishedView, jobError, newJobId, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
 

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EngineName } from '../engines/types.js';
 import type { ErrorCode } from '../errors.js';
 import type { Operation } from './lifecycle.js';
-import type { JobObserver } from './slots.js';
+import type { JobObserver } from './admission/slots.js';
 import type { SpeechObserver } from '../speech/synthesizer.js';
 
 /** Jobs of the shared queue (Redis) by state, as an operator scales workers on them. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, type ErrorCode } from '../errors.js';
-import type { JobClient } from './slots.js';
+import type { JobClient } from './admission/slots.js';
 import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
 
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';

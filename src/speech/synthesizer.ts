@@ -6,7 +6,7 @@ import type { SentenceCache } from './sentence-cache.js';
 import type { Voice } from '../engines/voice.js';
 import type { EngineName, PhonemeSpan, Speaker, SpeechChunk } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
-import { audioCues, srtFile, webVttFile } from './captions.js';
+import { audioCues, srtFile, webVttFile } from './captions/cues.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';

@@ -3,12 +3,12 @@
 // followed. The one place a front door's job request becomes a job.
 import type { Config } from '../config.js';
 import type { JobExecutor } from '../jobs/executor.js';
-import type { JobResults } from '../jobs/job-results.js';
+import type { JobResults } from '../jobs/results/job-results.js';
 import { cachedCost } from '../jobs/pricing.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { JobClient } from '../jobs/slots.js';
+import type { JobClient } from '../jobs/admission/slots.js';
 import { outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
-import { checkWebhookUrl } from '../jobs/webhooks.js';
+import { checkWebhookUrl } from '../jobs/webhooks/delivery.js';
 import { storageDown, storageUnavailable, type Storage } from '../storage/storage.js';
 
 export interface JobRequestDeps {

@@ -3,7 +3,7 @@
 // client's lexicons, the client's partition of the sentence cache), then spoken in a job slot of this process.
 import type { Writable } from 'node:stream';
 import type { Voice } from '../engines/voice.js';
-import type { JobClient, JobSlots } from '../jobs/slots.js';
+import type { JobClient, JobSlots } from '../jobs/admission/slots.js';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../speech/audio-encoding.js';
 import type { LexiconStore } from '../speech/lexicon-store.js';
 import type { TextType } from '../speech/read-script.js';

@@ -1,6 +1,6 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
-import { joinLine } from '../speech/captions.js';
+import { joinLine } from '../speech/captions/cues.js';
 import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
 import type { CaptionBand } from './h264/band.js';
 import { paragraphDirection, visualRuns } from './bidi.js';

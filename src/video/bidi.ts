@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Bidi } from 'bidi-js';
-import { joinLine } from '../speech/captions.js';
+import { joinLine } from '../speech/captions/cues.js';
 
 // A CommonJS module whose export is the factory (its types declare it as the default export).
 const bidiFactory = createRequire(import.meta.url)('bidi-js') as () => Bidi;
@@ -44,7 +44,7 @@ export interface VisualRun {
 }
 
 /**
- * A caption line (its pieces, with a space before those that have one: speech/captions.ts joinLine) cut into runs in
+ * A caption line (its pieces, with a space before those that have one: speech/captions/cues.ts joinLine) cut into runs in
  * the order they stand from left to right, by the Unicode bidirectional algorithm with the paragraph's direction
  * (paragraphDirection: never the line's own first word); undefined for a line that is left to right throughout in a
  * left-to-right paragraph (drawn as written). libass orders the characters of each glyph run by itself but lays the

@@ -1,4 +1,4 @@
-import { joinLine, type CaptionPiece } from '../speech/captions.js';
+import { joinLine, type CaptionPiece } from '../speech/captions/cues.js';
 import { shownText, STYLE_PRESETS } from './caption-style.js';
 import type { Captions, CaptionTitle } from './captions.js';
 import { paragraphDirection, visualRuns, type Direction } from './bidi.js';

@@ -1,4 +1,4 @@
-import type { CaptionPiece } from '../speech/captions.js';
+import type { CaptionPiece } from '../speech/captions/cues.js';
 import type { SpokenWord } from '../speech/words.js';
 import type { CaptionLook } from './caption-style.js';
 import type { CaptionBox } from './frame.js';
@@ -7,7 +7,7 @@ import type { CaptionBox } from './frame.js';
 /** A spoken word as shown: the request text between two spaces, lit from `start`. */
 export type CaptionWord = SpokenWord;
 
-export type { CaptionPiece } from '../speech/captions.js';
+export type { CaptionPiece } from '../speech/captions/cues.js';
 
 export interface Cue {
   /** First frame shown and the frame after the last, at Captions.fps. */

@@ -3,7 +3,7 @@ import type { AspectRatio } from './frame-shapes.js';
 import { captionFont, type MeasuredFont } from './font.js';
 import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';
-import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup } from '../speech/captions.js';
+import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup } from '../speech/captions/cues.js';
 import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
 import { layoutTitle } from './title.js';
 import { captionBox, type CaptionBox, type FrameSize } from './frame.js';

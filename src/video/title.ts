@@ -1,5 +1,5 @@
 import { onlyEmoji } from '../engines/emoji-text.js';
-import { balancedText, joinLine, type CaptionPiece, type CaptionText } from '../speech/caption-groups.js';
+import { balancedText, joinLine, type CaptionPiece, type CaptionText } from '../speech/captions/groups.js';
 import { textTokens } from '../speech/word-segments.js';
 import { shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import type { CaptionTitle } from './captions.js';

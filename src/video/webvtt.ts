@@ -1,4 +1,4 @@
-import { webVttFile } from '../speech/captions.js';
+import { webVttFile } from '../speech/captions/cues.js';
 import type { Captions } from './captions.js';
 
 /**

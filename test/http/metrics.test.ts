@@ -2,7 +2,7 @@ import { fixture } from '../helpers/fixtures.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FliteEngine } from '../../src/engines/flite/engine.js';
 import { Metrics } from '../../src/jobs/metrics.js';
-import { Limiter } from '../../src/jobs/limiter.js';
+import { Limiter } from '../../src/jobs/admission/limiter.js';
 import { Synthesizer } from '../../src/speech/synthesizer.js';
 import { LocalStorage } from '../../src/storage/local.js';
 import { ScratchSpace } from '../../src/storage/scratch.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
+import { verifyWebhookSignature } from '../../src/jobs/webhooks/delivery.js';
 import { useTestApp } from '../helpers/helpers.js';
 import { useWebhookReceiver, type Delivery } from '../helpers/webhook-receiver.js';
 import { probe } from '../helpers/media.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { JobSlots } from '../../src/jobs/slots.js';
-import { Limiter } from '../../src/jobs/limiter.js';
-import { ClientQuota } from '../../src/jobs/quota.js';
+import { JobSlots } from '../../src/jobs/admission/slots.js';
+import { Limiter } from '../../src/jobs/admission/limiter.js';
+import { ClientQuota } from '../../src/jobs/admission/quota.js';
 
 function deferred() {
   let resolve!: () => void;

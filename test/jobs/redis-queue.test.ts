@@ -8,7 +8,7 @@ import { LocalStorage } from '../../src/storage/local.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
+import { verifyWebhookSignature } from '../../src/jobs/webhooks/delivery.js';
 import { openWorker, type RunningWorker } from '../../src/app/open-worker.js';
 import { buildTestApp, type TestApp } from '../helpers/helpers.js';
 import { freePort, startRedis, useRedis } from '../helpers/redis-server.js';

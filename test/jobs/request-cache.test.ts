@@ -11,7 +11,7 @@ import {
   requestCacheKey,
   type CachedResult,
   type RequestCache,
-} from '../../src/jobs/request-cache.js';
+} from '../../src/jobs/results/request-cache.js';
 import { useRedis } from '../helpers/redis-server.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import type { JobExecutor } from '../../src/jobs/executor.js';
 import { AppError } from '../../src/errors.js';
-import { FairGate } from '../../src/jobs/fair-gate.js';
-import { Limiter } from '../../src/jobs/limiter.js';
+import { FairGate } from '../../src/jobs/admission/fair-gate.js';
+import { Limiter } from '../../src/jobs/admission/limiter.js';
 import { LocalJobQueue } from '../../src/jobs/local-queue.js';
-import { JobSlots } from '../../src/jobs/slots.js';
+import { JobSlots } from '../../src/jobs/admission/slots.js';
 import type { JobOutcome, JobSpec } from '../../src/jobs/spec.js';
 
 const SPEC: JobSpec = { operation: 'tts', request: { text: 'Hello.', voice: 'espeak-ng:en-us' } };

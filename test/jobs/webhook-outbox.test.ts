@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openWorker, type RunningWorker } from '../../src/app/open-worker.js';
-import { verifyWebhookSignature } from '../../src/jobs/webhooks.js';
+import { verifyWebhookSignature } from '../../src/jobs/webhooks/delivery.js';
 import { buildTestApp, type TestApp } from '../helpers/helpers.js';
 import { freePort, startRedis, type RunningRedis } from '../helpers/redis-server.js';
 import { startWorker } from '../helpers/server-process.js';

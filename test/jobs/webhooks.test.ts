@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError, cancelReason } from '../../src/errors.js';
-import { checkWebhookUrl, deliverWebhook, signWebhook, verifyWebhookSignature, type DeliveryOptions } from '../../src/jobs/webhooks.js';
+import { checkWebhookUrl, deliverWebhook, signWebhook, verifyWebhookSignature, type DeliveryOptions } from '../../src/jobs/webhooks/delivery.js';
 import { version } from '../../src/version.js';
 
 const SECRET = 'whsec_test_secret';

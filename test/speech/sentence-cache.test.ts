@@ -5,7 +5,7 @@ import { EspeakEngine } from '../../src/engines/espeak/engine.js';
 import type { Speaker, SpeechChunk, SynthesizeOptions } from '../../src/engines/types.js';
 import type { Voice } from '../../src/engines/voice.js';
 import { Metrics } from '../../src/jobs/metrics.js';
-import { Limiter } from '../../src/jobs/limiter.js';
+import { Limiter } from '../../src/jobs/admission/limiter.js';
 import type { Speech } from '../../src/speech/speech.js';
 import { Synthesizer } from '../../src/speech/synthesizer.js';
 import { LocalStorage } from '../../src/storage/local.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audioCues, srtFile, webVttFile, type CaptionText } from '../../src/speech/captions.js';
+import { audioCues, srtFile, webVttFile, type CaptionText } from '../../src/speech/captions/cues.js';
 import { timedWords } from '../../src/speech/words.js';
 import type { WordTimestamp } from '../../src/api/speech.js';
 import type { MeasuredFont } from '../../src/video/font.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TtsVideoResponse } from '../../src/api/video.js';
 import type { Speech } from '../../src/speech/speech.js';
-import { breakIntoCues, joinLine, MIN_CUE_SECONDS, type CaptionPiece } from '../../src/speech/captions.js';
+import { breakIntoCues, joinLine, MIN_CUE_SECONDS, type CaptionPiece } from '../../src/speech/captions/cues.js';
 import { textTokens } from '../../src/speech/word-segments.js';
 import { timedWords } from '../../src/speech/words.js';
 import { STYLE_PRESETS, type CaptionLook } from '../../src/video/caption-style.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { assScript, escapeAssText } from '../../src/video/ass.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
-import { escapeVttText } from '../../src/speech/captions.js';
+import { escapeVttText } from '../../src/speech/captions/cues.js';
 import { webVtt } from '../../src/video/webvtt.js';
 import { INJECTIONS, toneSpeech } from '../helpers/video-helpers.js';
 

@@ -7,7 +7,7 @@ import { AppError } from '../../src/errors.js';
 import type { AspectRatio, VideoResolution } from '../../src/api/video.js';
 import { assScript, escapeAssText } from '../../src/video/ass.js';
 import type { CaptionPiece, Captions } from '../../src/video/captions.js';
-import { joinLine } from '../../src/speech/captions.js';
+import { joinLine } from '../../src/speech/captions/cues.js';
 import { assertDrawable, CAPTION_FAMILIES, captionFont, FONTS_DIR, fontsDirFor, type CaptionFamily } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audioCues, breakIntoCues, joinLine, type CaptionPiece, type CaptionText, type LineFits } from '../../src/speech/captions.js';
+import { audioCues, breakIntoCues, joinLine, type CaptionPiece, type CaptionText, type LineFits } from '../../src/speech/captions/cues.js';
 import { timedWords } from '../../src/speech/words.js';
 import { captionFont } from '../../src/video/font.js';
 import { frameSize } from '../../src/video/frame.js';

@@ -3,13 +3,13 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import type { JobExecutor } from '../../jobs/executor.js';
-import type { JobResults } from '../../jobs/job-results.js';
+import type { JobResults } from '../../jobs/results/job-results.js';
 import { LocalJobQueue } from '../../jobs/local-queue.js';
 import { jobPipeline } from '../job-pipeline.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { RedisJobQueue } from '../../jobs/redis/queue.js';
 import type { SharedQueueSource } from '../../jobs/metrics.js';
-import { DeliveryAttempts, DiskOutbox } from '../../jobs/webhook-outbox.js';
+import { DeliveryAttempts, DiskOutbox } from '../../jobs/webhooks/outbox.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -67,7 +67,7 @@ async function connectShared(url: string, log: FastifyInstance['log']) {
     openQueue: async (options: Omit<Parameters<typeof RedisJobQueue.open>[0], 'redis'>) => (await import('../../jobs/redis/queue.js')).RedisJobQueue.open({ ...options, redis }),
     // This process only adds deliveries: the workers make them.
     openOutbox: async (config: Config, attempts: DeliveryAttempts) =>
-      (await import('../../jobs/redis/webhook-outbox.js')).RedisOutbox.open({ ...config, redisUrl: url }, { attempts, logger: log, deliver: false }),
+      (await import('../../jobs/webhooks/redis-outbox.js')).RedisOutbox.open({ ...config, redisUrl: url }, { attempts, logger: log, deliver: false }),
     close: () => closeRedis(redis),
   };
 }

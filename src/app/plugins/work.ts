@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config.js';
-import { Limiter } from '../../jobs/limiter.js';
-import { ClientQuota } from '../../jobs/quota.js';
-import { JobSlots } from '../../jobs/slots.js';
+import { Limiter } from '../../jobs/admission/limiter.js';
+import { ClientQuota } from '../../jobs/admission/quota.js';
+import { JobSlots } from '../../jobs/admission/slots.js';
 import { SentenceCache } from '../../speech/sentence-cache.js';
 import { Metrics } from '../../jobs/metrics.js';
 

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import { AppError, abortError, isAppError } from '../../errors.js';
 import type { JobFollowUp } from '../follow-up.js';
 import { jobTimeoutMs } from '../lifecycle.js';
-import { INITIAL_JOB_SECONDS } from '../slots.js';
+import { INITIAL_JOB_SECONDS } from '../admission/slots.js';
 import { SharedAdmission, admissionKeys, admissionLimits, refusalError } from './admission.js';
 import { closeRedis, connectQueueRedis, within } from './connection.js';
 import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';

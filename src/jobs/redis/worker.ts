@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import { AppError, cancelReason, isAppError } from '../../errors.js';
 import { movingAverage, runJob } from '../lifecycle.js';
 import type { JobPipeline } from '../pipeline.js';
-import type { JobObserver } from '../slots.js';
+import type { JobObserver } from '../admission/slots.js';
 import { storageDown, type Storage } from '../../storage/storage.js';
 import { SharedAdmission, admissionKeys, admissionLimits } from './admission.js';
 import { setTimeout as delay } from 'node:timers/promises';

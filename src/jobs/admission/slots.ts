@@ -1,9 +1,9 @@
-import { cancelReason } from '../errors.js';
-import { jobTimeoutMs, movingAverage, runJob, type JobTimeouts, type Operation } from './lifecycle.js';
+import { cancelReason } from '../../errors.js';
+import { jobTimeoutMs, movingAverage, runJob, type JobTimeouts, type Operation } from '../lifecycle.js';
 import type { Limiter } from './limiter.js';
 import type { ClientQuota } from './quota.js';
 
-export type { Operation } from './lifecycle.js';
+export type { Operation } from '../lifecycle.js';
 
 /** Whom a job is for: its client's id (for its quota), the client's disconnect, and what it submits. */
 export interface JobClient {

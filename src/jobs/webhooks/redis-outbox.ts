@@ -1,9 +1,9 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
-import { WEBHOOK_ATTEMPTS } from '../webhooks.js';
-import type { DeliveryAttempts, OutboxLogger, PendingDelivery, WebhookOutbox } from '../webhook-outbox.js';
-import { closeRedis, connectQueueRedis, within } from './connection.js';
+import { WEBHOOK_ATTEMPTS } from './delivery.js';
+import type { DeliveryAttempts, OutboxLogger, PendingDelivery, WebhookOutbox } from './outbox.js';
+import { closeRedis, connectQueueRedis, within } from '../redis/connection.js';
 
 /** Thrown by an attempt that may succeed later: BullMQ runs the job again after `delayMs` (the backoff, or Retry-After). */
 class RetryLater extends Error {

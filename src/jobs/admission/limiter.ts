@@ -1,4 +1,4 @@
-import { AppError, abortError } from '../errors.js';
+import { AppError, abortError } from '../../errors.js';
 
 export interface LimiterOptions {
   concurrency: number;

@@ -1,7 +1,7 @@
-import type { Voice } from '../engines/voice.js';
-import { FILE_KINDS } from '../storage/storage.js';
-import { effectiveTts, effectiveVideo } from './executor.js';
-import { outcomeOf, type JobOutcome, type JobSpec, type QueuedOperation } from './spec.js';
+import type { Voice } from '../../engines/voice.js';
+import { FILE_KINDS } from '../../storage/storage.js';
+import { effectiveTts, effectiveVideo } from '../executor.js';
+import { outcomeOf, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
 import { lookupCached, requestCacheKey, type RequestCache } from './request-cache.js';
 
 /** The storage key (`<kind>/<name>.<ext>`) a file URL of ours points at, whatever comes before it (CDN_URL, a prefix) or after (a signature). */

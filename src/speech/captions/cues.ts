@@ -1,4 +1,4 @@
-import { breakIntoCues, HOLD_SECONDS, joinLine, type CaptionText, type LineFits } from './caption-groups.js';
+import { breakIntoCues, HOLD_SECONDS, joinLine, type CaptionText, type LineFits } from './groups.js';
 
 /** Cue text is HTML-like: these three are the only characters WebVTT interprets (`-->` needs its `>`). */
 export function escapeVttText(text: string): string {
@@ -12,8 +12,8 @@ export function vttTime(seconds: number): string {
   return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`;
 }
 
-export { breakIntoCues, HOLD_SECONDS, joinLine, MAX_LINES, MIN_CUE_SECONDS, phrasesOf } from './caption-groups.js';
-export type { CaptionPiece, CaptionText, CueGroup, CueShape, LineFits } from './caption-groups.js';
+export { breakIntoCues, HOLD_SECONDS, joinLine, MAX_LINES, MIN_CUE_SECONDS, phrasesOf } from './groups.js';
+export type { CaptionPiece, CaptionText, CueGroup, CueShape, LineFits } from './groups.js';
 
 /** Audio captions' lines: at most 42 characters, the usual subtitle limit. */
 const LINE_CHARACTERS = 42;

@@ -5,8 +5,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { AppError, abortError } from '../errors.js';
-import { version } from '../version.js';
+import { AppError, abortError } from '../../errors.js';
+import { version } from '../../version.js';
 
 /** What happened to the job a delivery reports on (sent as Voxreel-Event). */
 export type WebhookEvent = 'job.succeeded' | 'job.failed' | 'job.cancelled';
@@ -258,7 +258,7 @@ export async function deliverWebhook(url: URL, payload: unknown, options: Delive
 }
 
 /**
- * One attempt of a delivery that a durable outbox schedules itself (webhook-outbox.ts): the same checks, signature
+ * One attempt of a delivery that a durable outbox schedules itself (outbox.ts): the same checks, signature
  * and classification as `deliverWebhook`'s; `attempt` (from 1) is for the log line, `last` says no retry follows.
  */
 export async function attemptWebhook(

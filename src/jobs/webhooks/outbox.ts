@@ -1,9 +1,9 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
-import { content, writeAtomically } from '../storage/atomic-write.js';
-import { FairGate } from './fair-gate.js';
-import { WEBHOOK_ATTEMPTS, attemptWebhook, retryDelayMs, type WebhookEvent, type WebhookLogger } from './webhooks.js';
+import type { Config } from '../../config.js';
+import { content, writeAtomically } from '../../storage/atomic-write.js';
+import { FairGate } from '../admission/fair-gate.js';
+import { WEBHOOK_ATTEMPTS, attemptWebhook, retryDelayMs, type WebhookEvent, type WebhookLogger } from './delivery.js';
 
 /** A delivery a process promised when a job with a webhook finished: kept until it is made or given up. */
 export interface PendingDelivery {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { version } from '../version.js';
+import { version } from '../../version.js';
 
 /** What a finished request answered, and the stored files its answer points at. */
 export interface CachedResult {

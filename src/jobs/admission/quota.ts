@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../../errors.js';
 
 export interface QuotaOptions {
   /** Jobs one client may have running or queued at once; 0: no cap. */

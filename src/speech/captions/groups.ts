@@ -1,4 +1,4 @@
-import type { SpokenWord } from './words.js';
+import type { SpokenWord } from '../words.js';
 import { endsSentence, mayBreakBetween, mayStartLine } from './line-breaks.js';
 import { phraseStarts } from './phrases.js';
 
