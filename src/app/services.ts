@@ -14,6 +14,7 @@ import { LexiconStore } from '../speech/lexicon-store.js';
 import { prepareInProcessEncoding } from '../speech/audio-encoding.js';
 import { Synthesizer, type SpeechObserver } from '../speech/synthesizer.js';
 import { SplicerCheck } from '../video/h264/index.js';
+import { spliceSample } from '../video/splice-sample.js';
 import { VideoMaker } from '../video/maker.js';
 import { PICTURE } from '../video/render.js';
 import { startEarly, type EarlyStart } from './early-start.js';
@@ -73,7 +74,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   const { scratch, engines: start } = await earlyStart(config, deps, options.log);
   closers.push(() => scratch.close());
   // Backends other than the local folder write files first in scratch space (a crash's leftovers there go at the next start).
-  const storage = deps.storage ?? (await openStorage(config, { tempDir: await scratch.shared('uploads'), ownsFolders: options.ownsFolders }));
+  const storage = deps.storage ?? (await openStorage(config, { tempDir: () => scratch.shared('uploads'), ownsFolders: options.ownsFolders }));
   const localStorage = !deps.storage && storage instanceof LocalStorage ? storage : undefined;
   const engines = await start.engines;
   // Engines a test gives are its own to close.
@@ -86,7 +87,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   options.log?.info({ encoders }, 'in-process encoders ready');
   const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, options.observer, { sentenceCache: options.sentenceCache });
   closers.push(() => synthesizer.close());
-  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, { scratch });
+  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, spliceSample(), { scratch });
   closers.push(() => splicer.close());
   const maker = new VideoMaker({ synthesizer, ffmpeg, storage, splicer, scratch, keyframeSeconds: config.keyframeSeconds });
   // A file stays for the longest job after it expires.

@@ -218,5 +218,5 @@ function isTransient(error: unknown): boolean {
 /** STORAGE=s3 (see StorageBackend). */
 export async function openStorage(config: Config, options: Pick<OpenOptions, 'tempDir'>): Promise<Storage> {
   if (config.storage.kind !== 's3') throw new Error(`s3.ts opened for STORAGE=${config.storage.kind}`);
-  return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: options.tempDir });
+  return new S3Storage({ ...config.storage, publicUrl: config.cdnUrl, tempDir: await options.tempDir() });
 }

@@ -149,8 +149,8 @@ function assertFileName(name: string): void {
 
 /** What a backend is handed as it opens. */
 export interface OpenOptions {
-  /** Where a backend that uploads writes its files first (the local folder keeps its own, beside its files). */
-  tempDir: string;
+  /** Where a backend that uploads writes its files first, made when it asks (the local folder keeps its own, beside its files). */
+  tempDir: () => Promise<string>;
   /** Whether this process alone writes the folders it opens, so that it may remove at start what an earlier one left half-written. */
   ownsFolders: boolean;
 }

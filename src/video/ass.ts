@@ -2,7 +2,7 @@ import { captionFont, type CaptionFont, type FontFace } from './font.js';
 import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
 import { joinLine } from '../speech/captions/cues.js';
 import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
-import type { CaptionBand } from './h264/band.js';
+import type { CaptionBand } from './h264/index.js';
 import { paragraphDirection, visualRuns } from './bidi.js';
 import { baselines, blockHeight, emojiSquare, highlightPad, measureLine, softBlur, stateSizes, titleFit, titleLines, titleOutline, type Drawing, type Sizes } from './caption-geometry.js';
 import { forBt601Drawing } from './colour.js';

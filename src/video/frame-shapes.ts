@@ -10,3 +10,9 @@ export type AspectRatio = (typeof ASPECT_RATIOS)[number];
 /** `constant`: every frame lasts 1/fps; `variable`: one frame per caption change. */
 export const FRAME_RATES = ['constant', 'variable'] as const;
 export type FrameRate = (typeof FRAME_RATES)[number];
+
+/** A frame's size in pixels. */
+export interface FrameSize {
+  width: number;
+  height: number;
+}

@@ -1,11 +1,8 @@
-import type { AspectRatio, VideoResolution } from './frame-shapes.js';
+import type { AspectRatio, FrameSize, VideoResolution } from './frame-shapes.js';
 import { DEFAULT_LOOK, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { PLATFORMS, platformSafeArea, type PlatformName, type SafeArea } from './platforms.js';
 
-export interface FrameSize {
-  width: number;
-  height: number;
-}
+export type { FrameSize } from './frame-shapes.js';
 
 const SHORT_SIDE: Record<VideoResolution, number> = { '1080p': 1080, '720p': 720 };
 /** 4:5 at 1080p is Instagram's feed size, 1080×1350; at 720p it is 720 high, 576×720 (both sides even, as x264 needs). */

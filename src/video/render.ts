@@ -12,6 +12,7 @@ import { assScript } from './ass.js';
 import { fontsDirFor } from './font.js';
 import { BT709_COLOUR, BT709_VUI, forceIdrOptions, H264Error, idrFrames, mp4Samples, pictureFrames, splicePicture, type PictureFilters, type PictureScene, type Splice } from './h264/index.js';
 import type { Captions } from './captions.js';
+import { blankTimeline, captionDrawing } from './caption-drawing.js';
 import { progressBarArea, type FrameSize } from './frame.js';
 import { frameCount } from './layout.js';
 import { colourLayer, prepareBackground, type Background } from './background.js';
@@ -232,7 +233,7 @@ export async function renderVideo(ffmpeg: Ffmpeg, options: RenderOptions): Promi
 }
 
 async function encodeSplicedPicture(ffmpeg: Ffmpeg, job: PictureJob): Promise<EncodedPicture> {
-  const { stream, frames } = await splicePicture(ffmpeg, { ...job, scenes: job.layers, splice: job.splice || undefined });
+  const { stream, frames } = await splicePicture(ffmpeg, { ...job, captions: job.captions && captionDrawing(job.captions), scenes: job.layers, splice: job.splice || undefined });
   return { stream, frames, spliced: true };
 }
 
@@ -245,7 +246,7 @@ async function encodePlainPicture(ffmpeg: Ffmpeg, job: PictureJob, part: Picture
   const idr = idrFrames(job.totalFrames, job.keyframeInterval).filter((frame) => frame >= start && frame < end);
   const frames =
     job.frameRate === 'variable'
-      ? [...new Set([...pictureFrames(job.captions ?? { frames: job.totalFrames, states: [] }, job.keyframeInterval), ...(job.layers ?? []).map((scene) => scene.start)])].sort((a, b) => a - b)
+      ? [...new Set([...pictureFrames(job.captions ? captionDrawing(job.captions) : blankTimeline(job.totalFrames), job.keyframeInterval), ...(job.layers ?? []).map((scene) => scene.start)])].sort((a, b) => a - b)
       : Array.from({ length: end - start }, (_, frame) => start + frame);
   const { picture } = job;
   const select = job.frameRate === 'variable' ? [picture.select(frames)] : [];

@@ -100,6 +100,7 @@ describe('engine registry', () => {
       gender: 'male',
       sampleRate: 22050,
       wordTimings: true,
+      phonemes: true,
     });
     expect(voice('espeak-ng:en-us+f3')).toMatchObject({ name: 'English (America), female', gender: 'female' });
     expect(voice('espeak-ng:en')).toMatchObject({ language: 'en-GB' });
@@ -111,7 +112,7 @@ describe('engine registry', () => {
     expect(voice('espeak-ng:fr')).toMatchObject({ language: 'fr-FR' });
     expect(voice('espeak-ng:chr')).toMatchObject({ language: 'chr-Qaaa-US-x-west' });
     expect(voice('espeak-ng:piqd')).toMatchObject({ language: 'tlh-Piqd' });
-    expect(voice('flite:slt')).toMatchObject({ language: 'en-US', gender: 'female', sampleRate: 16000, wordTimings: false });
+    expect(voice('flite:slt')).toMatchObject({ language: 'en-US', gender: 'female', sampleRate: 16000, wordTimings: false, phonemes: false });
     expect(voice('flite:awb')).toMatchObject({ language: 'en-GB-scotland', gender: 'male' });
     if (hasFestival) {
       expect(voice('festival:slt-hts')).toMatchObject({ language: 'en-US', gender: 'female', wordTimings: true });

@@ -15,10 +15,11 @@ let engines: EngineRegistry;
 let t: TestApp;
 beforeAll(async () => {
   engines = await createEngines({ poolSize: 1, jobTimeoutMs: 30_000 });
-  // Its host started now, not by the first request: that one's 1.5 s deadline is for the faulty ffmpeg alone.
+  // Its host started now, not by the first request: that one's 4 s deadline is for the faulty ffmpeg alone (and room
+  // for a machine busy with another test file: a well-behaved run takes under a second).
   await engines.synthesize('espeak-ng:en-us', 'Warm.');
   process.env.REAL_FFMPEG = ffmpeg.tools.ffmpeg;
-  t = await buildTestApp({ TTS_TIMEOUT_MS: '1500', VIDEO_TIMEOUT_MS: '1500', TIMEOUT_MS_PER_CHARACTER: '0' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
+  t = await buildTestApp({ TTS_TIMEOUT_MS: '4000', VIDEO_TIMEOUT_MS: '4000', TIMEOUT_MS_PER_CHARACTER: '0' }, { engines, tools: { ffmpeg: fakeFfmpeg, ffprobe: ffmpeg.tools.ffprobe } });
   // The splicer's self-check runs in the background after start-up, through this (well-behaved until told otherwise)
   // ffmpeg: done before the faults begin, so none of its runs is taken for a request's.
   await t.app.splicer.run();

@@ -59,6 +59,7 @@ describe.runIf(run)('Kokoro engine', () => {
       engine: 'kokoro',
       sampleRate: 24000,
       wordTimings: true,
+      phonemes: true,
       naturalSpeed: true,
       grade: 'A',
     });

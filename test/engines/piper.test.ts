@@ -119,6 +119,7 @@ describe.runIf(installed)('Piper voice catalog', () => {
       engine: 'piper',
       sampleRate: 16000,
       wordTimings: true,
+      phonemes: true,
       naturalSpeed: true,
       quality: 'low',
     });
@@ -250,6 +251,7 @@ describe.runIf(installed)('Piper engine', () => {
         engine: 'piper',
         sampleRate: 22050,
         wordTimings: true,
+        phonemes: true,
         naturalSpeed: true,
         quality: 'medium',
       },

@@ -151,6 +151,18 @@ describe('file-level import cycles', () => {
   });
 });
 
+describe('the splicer is fenced', () => {
+  it('src/video/h264/ takes of the rest of video/ only the frame shapes: its captions are handed to it drawn', () => {
+    const graph = fileGraph(['src']);
+    const reaches = [...graph.entries()]
+      .filter(([file]) => file.startsWith('src/video/h264/'))
+      .flatMap(([, targets]) => [...targets.keys()])
+      .filter((target) => target.startsWith('src/video/') && !target.startsWith('src/video/h264/'));
+    expect(reaches.length).toBeGreaterThan(0);
+    expect([...new Set(reaches)]).toEqual(['src/video/frame-shapes.ts']);
+  });
+});
+
 describe('the layer table', () => {
   const entries = readdirSync(srcDir, { withFileTypes: true });
   const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);

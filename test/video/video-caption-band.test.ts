@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CaptionStyleName } from '../../src/video/caption-style.js';
 import { frameSize } from '../../src/video/frame.js';
-import { captionBand } from '../../src/video/h264/index.js';
+import { captionBand } from '../../src/video/caption-drawing.js';
 import { layoutCaptions } from '../../src/video/layout.js';
 import { renderVideo } from '../../src/video/render.js';
 import { decodeErrors, decodeFrames, ffmpeg, screenshot } from '../helpers/media.js';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { composeStream, H264Error, splitNalUnits, type Splice } from '../../src/video/h264/index.js';
 import { layoutCaptions } from '../../src/video/layout.js';
+import { captionDrawing } from '../../src/video/caption-drawing.js';
 import { pictureFrames } from '../../src/video/h264/index.js';
 import type { FrameRate } from '../../src/api/video-options.js';
 import { KEYFRAME_SECONDS, renderVideo, type RenderPath } from '../../src/video/render.js';
@@ -82,7 +83,7 @@ async function expectDeliverable(file: string, frameRate: FrameRate): Promise<vo
   const [video, audio] = await rawStreams(file);
   expect(video).toMatchObject({ codec_name: 'h264', pix_fmt: 'yuv420p', width: size.width, height: size.height });
   expect(video?.sample_aspect_ratio ?? '1:1').toBe('1:1');
-  expect(Number(video?.nb_frames)).toBe(frameRate === 'constant' ? captions.frames : pictureFrames(captions, KEYFRAME_SECONDS * 30).length);
+  expect(Number(video?.nb_frames)).toBe(frameRate === 'constant' ? captions.frames : pictureFrames(captionDrawing(captions), KEYFRAME_SECONDS * 30).length);
   if (frameRate === 'constant') expect(video).toMatchObject({ r_frame_rate: '30/1', avg_frame_rate: '30/1' });
   expect(audio).toMatchObject({ codec_type: 'audio', codec_name: 'aac' });
   expect(Math.abs(Number(video?.duration) - speech.duration)).toBeLessThan(0.05);

@@ -5,6 +5,7 @@ import type { AspectRatio, VideoResolution } from '../../src/api/video.js';
 import type { Captions } from '../../src/video/captions.js';
 import { frameSize } from '../../src/video/frame.js';
 import { layoutCaptions } from '../../src/video/layout.js';
+import { captionDrawing } from '../../src/video/caption-drawing.js';
 import { pictureFrames } from '../../src/video/h264/index.js';
 import { KEYFRAME_SECONDS, renderVideo } from '../../src/video/render.js';
 import type { FrameRate } from '../../src/api/video.js';
@@ -149,7 +150,7 @@ describe('renderVideo options', () => {
     const [video, audio] = await rawStreams(variable.file);
     expect(video).toMatchObject({ codec_name: 'h264', pix_fmt: 'yuv420p', width: 1080, height: 1920 });
     // One picture per caption change, plus an IDR picture every KEYFRAME_SECONDS.
-    expect(Number(video?.nb_frames)).toBe(pictureFrames(variable.captions, KEYFRAME_SECONDS * FPS).length);
+    expect(Number(video?.nb_frames)).toBe(pictureFrames(captionDrawing(variable.captions), KEYFRAME_SECONDS * FPS).length);
     expect(Math.abs(Number(video?.duration) - speech.duration)).toBeLessThan(0.05);
     expect(Math.abs(Number(audio?.duration) - speech.duration)).toBeLessThan(0.05);
     const [a, b] = await Promise.all([hashesAtFps(constant.file), hashesAtFps(variable.file)]);

@@ -2,12 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ffmpeg } from '../../media/ffmpeg.js';
 import type { ProcessLimits } from '../../media/process.js';
-import { assScript } from '../ass.js';
-import type { Captions } from '../captions.js';
-import type { FrameSize } from '../frame.js';
-import { keyFrames } from '../layout.js';
-import type { FrameRate } from '../frame-shapes.js';
-import { captionBand, type CaptionBand } from './band.js';
+import type { FrameRate, FrameSize } from '../frame-shapes.js';
+import type { CaptionBand, CaptionDrawing } from './drawing.js';
 import { composeStream, type ComposedStream, type StreamParts } from './compose.js';
 
 /** E.2.1 VUI colour description: BT.709 primaries, transfer and matrix, as browsers assume for HD pictures. */
@@ -25,8 +21,8 @@ export function idrFrames(totalFrames: number, interval?: number): number[] {
 }
 
 /** The frames a variable-rate video holds: where the picture changes, the first and last, and the IDR frames. */
-export function pictureFrames(captions: Pick<Captions, 'frames' | 'states' | 'title'>, keyframeInterval?: number): number[] {
-  return [...new Set([...keyFrames(captions), ...idrFrames(captions.frames, keyframeInterval)])].sort((a, b) => a - b);
+export function pictureFrames(captions: Pick<CaptionDrawing, 'frames' | 'changes'>, keyframeInterval?: number): number[] {
+  return [...new Set([...captions.changes, ...idrFrames(captions.frames, keyframeInterval)])].sort((a, b) => a - b);
 }
 
 /**
@@ -88,7 +84,8 @@ export interface PictureScene {
 export interface PartsJob extends ProcessLimits {
   size: FrameSize;
   fps: number;
-  captions?: Captions;
+  /** The captions, drawn by the caller (video/caption-drawing.ts). */
+  captions?: CaptionDrawing;
   picture: PictureFilters;
   /** The still backgrounds in turn, the first at frame 0; without, `picture`'s own for the whole video. */
   scenes?: readonly PictureScene[];
@@ -122,9 +119,9 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
   const totalFrames = job.totalFrames ?? captions?.frames ?? 1;
   const scenes = job.scenes ?? [{ layer: picture, start: 0 }];
   const bands = captions && (await bandScripts(captions, job.workDir));
-  const changes = captions ? keyFrames(captions) : [];
+  const changes = captions ? captions.changes : [];
   const encodes: Array<{ name: string; input: number; chain: string; frames: number; options: string[] }> = [];
-  const planned = sceneSegments(scenes, totalFrames, captions?.title?.endFrame).map((segment, index) => {
+  const planned = sceneSegments(scenes, totalFrames, captions?.titleEndFrame).map((segment, index) => {
     const { start, end } = segment;
     const layer = { ...picture, ...segment.layer };
     const still = (part: string, top: number, rows: number) =>
@@ -209,15 +206,15 @@ function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, tit
 }
 
 /** The band's rows and ASS script with the title (as long as it shows) and without it (after it). */
-async function bandScripts(captions: Captions, workDir: string): Promise<Record<'titled' | 'plain', { area: CaptionBand; script: string }>> {
-  const write = async (name: string, shown: Captions) => {
-    const area = captionBand(shown);
-    const script = path.join(workDir, `${name}.ass`);
-    await writeFile(script, assScript(shown, area));
-    return { area, script };
+async function bandScripts(captions: CaptionDrawing, workDir: string): Promise<Record<'titled' | 'plain', { area: CaptionBand; script: string }>> {
+  const write = async (name: string, titled: boolean) => {
+    const { area, script } = captions.draw(titled);
+    const file = path.join(workDir, `${name}.ass`);
+    await writeFile(file, script);
+    return { area, script: file };
   };
-  const plain = await write('captions', { ...captions, title: undefined });
-  return { plain, titled: captions.title ? await write('captions-titled', captions) : plain };
+  const plain = await write('captions', false);
+  return { plain, titled: captions.titleEndFrame !== undefined ? await write('captions-titled', true) : plain };
 }
 
 export type Splice = typeof composeStream;
