@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { Voice } from './voice.js';
-import type { Engine, EngineName, Speaker, SpeechChunk, SynthesizeOptions } from './types.js';
+import type { Engine, EngineName, Speaker, SpeechChunk, SynthesizeOptions, VoiceHandle } from './types.js';
 import { EspeakEngine } from './espeak/engine.js';
 import type { EspeakVariant } from './espeak/voices.js';
 import { FestivalEngine } from './festival/engine.js';
@@ -12,7 +12,7 @@ import { matchesLanguage } from './language-tags.js';
 import { markRecommended, startUpVoice, WARM_TEXT } from './recommended.js';
 
 export type { EspeakVariant } from './espeak/voices.js';
-export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, WordTiming } from './types.js';
+export type { Engine, Speaker, SpeechChunk, SynthesizeOptions, VoiceHandle, WordTiming } from './types.js';
 
 export interface EngineOptions {
   /** Processes for eSpeak NG and for Flite, each running one job at a time. Festival runs one process. */
@@ -185,8 +185,10 @@ class Registry implements EngineRegistry {
     return candidates.find((other) => other.recommended) ?? candidates[0];
   }
 
-  speedShareOf(voice: Voice): number {
-    return (voice.naturalSpeed && this.byName.get(voice.engine)?.naturalSpeedShare) || 1;
+  /** Resolved once: the engine the id names, then that engine's own handle (it speaks without the registry). */
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    const voice = this.findVoice(voiceId);
+    return voice && this.byName.get(voice.engine)?.handleOf(voice.id);
   }
 
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk> {

@@ -38,16 +38,27 @@ export interface PhonemeSpan {
   ipa: string;
 }
 
+/**
+ * A voice resolved once: what it is and can do (a Voice: sample rate, word timings, phonemes, natural speed,
+ * language), with its engine bound to it, so that nothing below looks its id up again.
+ */
+export interface VoiceHandle extends Voice {
+  /** How much of an asked rate the voice speaks itself, about speed^share; 1 where a tempo filter does it all. */
+  readonly speedShare: number;
+  /** This voice's speech of plain text; throws AppError ENGINE_FAILED, or the abort signal's reason. */
+  synthesize(text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
+}
+
 /** Speaks voices: what synthesis needs, and what each engine and the registry of all engines provide. */
 export interface Speaker {
   /** The voice with this id (case-insensitive), or undefined. */
   findVoice(voiceId: string): Voice | undefined;
+  /** The voice with this id, resolved into a handle that speaks it (voice-handle.ts), or undefined. */
+  handleOf(voiceId: string): VoiceHandle | undefined;
   /** Plain text in (the engine escapes what it must); throws AppError ENGINE_FAILED, or the abort signal's reason. */
   synthesize(voiceId: string, text: string, options?: SynthesizeOptions): Promise<SpeechChunk>;
   /** Engines installed but not started (the registry's): a voice of theirs is unavailable, not unknown. */
   unavailable?(): ReadonlyArray<{ engine: string; reason: string }>;
-  /** How much of an asked rate `voice` speaks itself (about speed^share; 1 for a tempo filter alone), as its engine says (the registry's). */
-  speedShareOf?(voice: Voice): number;
   /** A voice of `voice`'s engine and sample rate for another language (SSML lang), or undefined (the registry's). */
   voiceFor?(voice: Voice, language: string): Voice | undefined;
 }

@@ -1,7 +1,7 @@
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
 import { isAppError } from '../errors.js';
-import type { Voice } from '../engines/voice.js';
+import type { VoiceHandle } from '../engines/types.js';
 import type { LexiconStore } from '../speech/lexicon-store.js';
 import { roundSeconds, ttsCost, videoCost } from './pricing.js';
 import type { Synthesizer } from '../speech/synthesizer.js';
@@ -47,7 +47,7 @@ export class JobExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** What the schema cannot check, before the job is queued (and again where it runs): the voice, drawable captions, assets, lexicons. */
-  async check(spec: JobSpec, tenant: string): Promise<Voice> {
+  async check(spec: JobSpec, tenant: string): Promise<VoiceHandle> {
     const voice = spec.operation === 'tts' ? this.deps.synthesizer.resolveVoice(spec.request) : this.deps.maker.resolveVoice(videoJob(spec.request));
     if (spec.operation === 'tts-video') await this.videoInputs(spec.request, tenant);
     const lexicons = await this.deps.lexicons.resolve(spec.request.lexicons, tenant);

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
-import type { Voice } from '../engines/voice.js';
-import type { EngineName, PhonemeSpan, Speaker, SpeechChunk } from '../engines/types.js';
+import type { EngineName, PhonemeSpan, Speaker, SpeechChunk, VoiceHandle } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions/cues.js';
 import { audioDuration } from './audio-duration.js';
@@ -42,8 +41,8 @@ export interface SpeakRequest {
   text: string;
   /** `ssml`: text is an SSML document; left out, SSML when it starts with <speak>. */
   textType?: TextType;
-  /** Resolved once, by `resolveVoice`, before the job is queued. */
-  voice: Voice;
+  /** Resolved once, by `resolveVoice`: the voice with its engine bound (nothing below looks its id up again). */
+  voice: VoiceHandle;
   signal?: AbortSignal;
   /** Spoken this many times faster by the voice itself (only voices with `naturalSpeed`). */
   speed?: number;
@@ -61,9 +60,9 @@ export interface SpeakRequest {
  * rate the voice does not reach); the pauses between sentences are scaled with the voice's share, so that the whole
  * file comes out `speed` times shorter.
  */
-function splitSpeed(voice: Voice, speed: number, share: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
+function splitSpeed(voice: VoiceHandle, speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
   if (!voice.naturalSpeed || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
-  const natural = speed ** share;
+  const natural = speed ** voice.speedShare;
   return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
 
@@ -156,7 +155,7 @@ export class Synthesizer {
    * Checks what the schema cannot, once, before any work is queued: that the voice exists, the text is well-formed
    * Unicode with words to speak, and its SSML (if it is SSML) reads and asks nothing of the voice it cannot do.
    */
-  resolveVoice(request: { text: string; voice: string; textType?: TextType }): Voice {
+  resolveVoice(request: { text: string; voice: string; textType?: TextType }): VoiceHandle {
     const voice = this.voiceOf(request.voice);
     if (!request.text.isWellFormed()) {
       throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
@@ -169,9 +168,9 @@ export class Synthesizer {
     return voice;
   }
 
-  /** The voice with this id; 400 UNKNOWN_VOICE, or 503 ENGINE_UNAVAILABLE when its engine could not start. */
-  voiceOf(voiceId: string): Voice {
-    const voice = this.engines.findVoice(voiceId);
+  /** The voice with this id, resolved into its handle; 400 UNKNOWN_VOICE, or 503 ENGINE_UNAVAILABLE when its engine could not start. */
+  voiceOf(voiceId: string): VoiceHandle {
+    const voice = this.engines.handleOf(voiceId);
     const engine = voiceId.slice(0, voiceId.indexOf(':')).toLowerCase();
     if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
       throw new AppError('ENGINE_UNAVAILABLE', { field: 'voice', retryAfter: 30 });
@@ -197,17 +196,12 @@ export class Synthesizer {
     return new RequestBudget(limits, tempo, gapSeconds);
   }
 
-  /** A speed split between the voice and the tempo filter, by the share its engine gives (splitSpeed). */
-  private splitSpeed(voice: Voice, speed: number): ReturnType<typeof splitSpeed> {
-    return splitSpeed(voice, speed, this.engines.speedShareOf?.(voice) ?? 1);
-  }
-
   /**
    * Checks, before anything is queued or spoken, what the request's text alone shows of its budget: its length as
    * spoken (lexicons, normalization) and the seconds of its breaks and pauses (the front doors of jobs call it).
    */
   checkBudget(request: SpeakRequest & { speed?: number }, kind: 'audio' | 'video'): void {
-    const { tempo, join } = kind === 'audio' ? this.splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
+    const { tempo, join } = kind === 'audio' ? splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
     this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds));
   }
 
@@ -244,7 +238,7 @@ export class Synthesizer {
 
   /** One utterance: its spoken text in its voice (another of the same engine for another language, where there is one), at its rate and volume. */
   private async speakUtterance(request: SpeakRequest, utterance: Utterance): Promise<SpokenSpan> {
-    const voice = (utterance.language && this.engines.voiceFor?.(request.voice, utterance.language)) || request.voice;
+    const voice = (utterance.language && this.voiceForLanguage(request.voice, utterance.language)) || request.voice;
     const rate = utterance.rate;
     // The voice says the rate itself where it can (naturalSpeed); elsewhere its audio is stretched.
     const speed = voice.naturalSpeed && rate !== 1 ? (request.speed ?? 1) * rate : request.speed;
@@ -258,11 +252,17 @@ export class Synthesizer {
     };
   }
 
+  /** SSML lang: a voice of the same engine and sample rate for `language` (the registry's voiceFor), resolved into its handle. */
+  private voiceForLanguage(voice: VoiceHandle, language: string): VoiceHandle | undefined {
+    const other = this.engines.voiceFor?.(voice, language);
+    return !other || other.id === voice.id ? undefined : this.engines.handleOf(other.id);
+  }
+
   private async speakText(request: SpeakRequest, text: string, phonemes?: PhonemeSpan[]): Promise<SpeechChunk> {
     const { voice, speed, signal } = request;
     const options = { ...(speed === undefined ? {} : { speed }), ...(phonemes ? { phonemes } : {}) };
     const synthesize = (engineSignal: AbortSignal | undefined) =>
-      this.engines.synthesize(voice.id, text, { signal: engineSignal, ...options }).catch((error: unknown) => {
+      voice.synthesize(text, { signal: engineSignal, ...options }).catch((error: unknown) => {
         if (error instanceof AppError && error.code === 'ENGINE_FAILED') this.observer?.engineFailed(voice.engine);
         throw error;
       });
@@ -275,7 +275,7 @@ export class Synthesizer {
 
   /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed), within the request's budget. */
   private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number; budget: RequestBudget }> {
-    const { spoken, tempo, join } = this.splitSpeed(request.voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
     const budget = this.budget('audio', tempo, join.gapSeconds);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
     const speech = await this.speak({ ...request, speed: spoken }, budget, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
@@ -322,7 +322,7 @@ export class Synthesizer {
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
     const { voice } = request;
-    const { spoken, tempo, join } = this.splitSpeed(voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
     const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
     const speaking = { ...request, speed: spoken };
     const budget = this.budget('audio', tempo, join.gapSeconds);

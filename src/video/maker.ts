@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AppError } from '../errors.js';
-import type { Voice } from '../engines/voice.js';
+import type { VoiceHandle } from '../engines/types.js';
 import type { Ffmpeg, MediaInfo } from '../media/ffmpeg.js';
 import { rethrowAsAppError } from '../media/process.js';
 import type { AspectRatio, FrameRate, VideoResolution } from './frame-shapes.js';
@@ -22,7 +22,7 @@ import { webVtt } from './webvtt.js';
 export interface VideoRequest {
   text: string;
   /** Resolved once, by `check`, before the job is queued. */
-  voice: Voice;
+  voice: VoiceHandle;
   resolution: VideoResolution;
   aspectRatio: AspectRatio;
   /** Burn the captions into the picture (the WebVTT file is published either way). */
@@ -98,7 +98,7 @@ export class VideoMaker {
   }
 
   /** What the schema cannot check, once, before any work is queued: the voice, and that captions can be drawn. */
-  resolveVoice(request: { text: string; textType?: TextType; voice: string; subtitles: boolean; look?: Partial<CaptionLook>; title?: { text: string } }): Voice {
+  resolveVoice(request: { text: string; textType?: TextType; voice: string; subtitles: boolean; look?: Partial<CaptionLook>; title?: { text: string } }): VoiceHandle {
     const voice = this.synthesizer.resolveVoice(request);
     const font = captionFont(resolveLook(request.look).family);
     if (request.subtitles) assertDrawable(writtenText(request.text, request.textType), font);

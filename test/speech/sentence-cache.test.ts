@@ -2,7 +2,7 @@ import { fixture } from '../helpers/fixtures.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SentenceCache, type SentenceKey } from '../../src/speech/sentence-cache.js';
 import { EspeakEngine } from '../../src/engines/espeak/engine.js';
-import type { Speaker, SpeechChunk, SynthesizeOptions } from '../../src/engines/types.js';
+import type { Speaker, SpeechChunk, SynthesizeOptions, VoiceHandle } from '../../src/engines/types.js';
 import type { Voice } from '../../src/engines/voice.js';
 import { Metrics } from '../../src/jobs/metrics.js';
 import { Limiter } from '../../src/jobs/admission/limiter.js';
@@ -33,6 +33,12 @@ class CountingSpeaker implements Speaker {
 
   findVoice(voiceId: string): Voice | undefined {
     return this.engine.findVoice(voiceId);
+  }
+
+  /** The voice bound to this speaker, so that the synthesizer's every call is written down here. */
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    const voice = this.findVoice(voiceId);
+    return voice && { ...voice, speedShare: 1, synthesize: (text, options) => this.synthesize(voice.id, text, options) };
   }
 
   synthesize(voiceId: string, text: string, options: SynthesizeOptions = {}): Promise<SpeechChunk> {
@@ -102,13 +108,13 @@ describe('the sentence cache in the synthesizer', () => {
     const metrics = new Metrics(() => new Limiter({ concurrency: 1, queueLength: 0 }).stats, { sentenceCache: cache });
     const synthesizer = synthesizerOn(engine, cache, metrics);
     try {
-      const before = await synthesizer.speak({ text: ORIGINAL, voice }, synthesizer.budget('audio'));
+      const before = await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
       expect(engine.texts().sort()).toEqual(
         ['The first sentence stays the same.', 'The second one is about to change.', 'The third sentence stays as well.'].sort(),
       );
       expect(cache.size).toBe(3);
 
-      const after = await synthesizer.speak({ text: EDITED, voice }, synthesizer.budget('audio'));
+      const after = await synthesizer.speak({ text: EDITED, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
       expect(engine.texts(3)).toEqual(['The middle one has now been edited.']);
       expect(after.sentences).toHaveLength(3);
       expect(sentenceSamples(after, 0).length).toBeGreaterThan(10_000);
@@ -137,9 +143,9 @@ describe('the sentence cache in the synthesizer', () => {
     const engine = new CountingSpeaker(espeak);
     const synthesizer = synthesizerOn(engine, new SentenceCache(64 * 1024 * 1024));
     try {
-      await synthesizer.speak({ text: ORIGINAL, voice }, synthesizer.budget('audio'));
-      await synthesizer.speak({ text: ORIGINAL, voice, speed: 1.25 }, synthesizer.budget('audio'));
-      await synthesizer.speak({ text: ORIGINAL, voice, speed: 1.25 }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE), speed: 1.25 }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE), speed: 1.25 }, synthesizer.budget('audio'));
       expect(engine.calls).toHaveLength(6);
     } finally {
       synthesizer.close();
@@ -152,8 +158,8 @@ describe('the sentence cache in the synthesizer', () => {
     const metrics = new Metrics(() => new Limiter({ concurrency: 1, queueLength: 0 }).stats, { sentenceCache: cache });
     const synthesizer = synthesizerOn(engine, cache, metrics);
     try {
-      await synthesizer.speak({ text: ORIGINAL, voice }, synthesizer.budget('audio'));
-      await synthesizer.speak({ text: ORIGINAL, voice }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text: ORIGINAL, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
       expect(engine.calls).toHaveLength(6);
       expect(cache.size).toBe(0);
       expect(cache.bytes).toBe(0);
@@ -175,7 +181,7 @@ describe('the sentence cache in the synthesizer', () => {
     try {
       const controller = new AbortController();
       engine.onCall = () => controller.abort();
-      await expect(synthesizer.speak({ text, voice, signal: controller.signal }, synthesizer.budget('audio'))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+      await expect(synthesizer.speak({ text, voice: synthesizer.voiceOf(VOICE), signal: controller.signal }, synthesizer.budget('audio'))).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
       expect(engine.calls).toHaveLength(1);
       expect(engine.calls[0]?.signal?.aborted).toBe(true);
       await expect(engine.calls[0]?.result).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
@@ -183,10 +189,10 @@ describe('the sentence cache in the synthesizer', () => {
       expect(cache.bytes).toBe(0);
 
       engine.onCall = undefined;
-      const speech = await synthesizer.speak({ text, voice }, synthesizer.budget('audio'));
+      const speech = await synthesizer.speak({ text, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
       expect(speech.samples.length).toBeGreaterThan(10_000);
       expect(engine.calls).toHaveLength(2);
-      await synthesizer.speak({ text, voice }, synthesizer.budget('audio'));
+      await synthesizer.speak({ text, voice: synthesizer.voiceOf(VOICE) }, synthesizer.budget('audio'));
       expect(engine.calls).toHaveLength(2);
     } finally {
       synthesizer.close();

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
-import type { Engine, PhonemeSpan, SpeechChunk, SynthesizeOptions } from '../types.js';
+import type { Engine, PhonemeSpan, SpeechChunk, SynthesizeOptions, VoiceHandle } from '../types.js';
+import { bindVoice } from '../voice-handle.js';
 import { isEspeakResult, type EspeakDescription, type EspeakJob, type EspeakResult } from './protocol.js';
 import { recordedDescription } from './voices-recorded.js';
 import { IpaSpeller } from './ipa.js';
@@ -63,6 +64,10 @@ export class EspeakEngine implements Engine {
   }
 
   /** Any `espeak-ng:<voice>+<variant>` combination, not only the listed ones. */
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    return bindVoice(this, voiceId);
+  }
+
   findVoice(voiceId: string): Voice | undefined {
     return this.catalog.find(voiceId)?.voice;
   }

@@ -3,7 +3,8 @@ import { delimiter, join } from 'node:path';
 import { AppError } from '../../errors.js';
 import { runProcess } from '../../media/process.js';
 import type { Voice } from '../voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions, WordTiming } from '../types.js';
+import type { Engine, SpeechChunk, SynthesizeOptions, WordTiming, VoiceHandle } from '../types.js';
+import { bindVoice } from '../voice-handle.js';
 import { FestivalHost, type FestivalSpeech, type FestivalToken } from './festival-host.js';
 import { forEachCodePoint, MappedTextBuilder, sanitizeText, type MappedText } from '../mapped-text.js';
 import { HostPool } from '../hosts/host-pool.js';
@@ -131,6 +132,10 @@ export class FestivalEngine implements Engine {
 
   listVoices(): Promise<Voice[]> {
     return Promise.resolve([...this.voices]);
+  }
+
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    return bindVoice(this, voiceId);
   }
 
   findVoice(voiceId: string): Voice | undefined {

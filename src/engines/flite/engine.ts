@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import type { Engine, SpeechChunk, SynthesizeOptions, VoiceHandle } from '../types.js';
+import { bindVoice } from '../voice-handle.js';
 import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { isPcmAudio, type PcmAudio } from '../wav.js';
@@ -87,6 +88,10 @@ export class FliteEngine implements Engine {
 
   listVoices(): Promise<Voice[]> {
     return Promise.resolve([...VOICES]);
+  }
+
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    return bindVoice(this, voiceId);
   }
 
   findVoice(voiceId: string): Voice | undefined {

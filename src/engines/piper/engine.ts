@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import { spokenIpa, unspeakableIpa } from '../spoken-ipa.js';
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import type { Engine, SpeechChunk, SynthesizeOptions, VoiceHandle } from '../types.js';
+import { bindVoice } from '../voice-handle.js';
 import { hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { SharedHost } from '../hosts/shared-host.js';
@@ -127,6 +128,10 @@ export class PiperEngine implements Engine {
 
   listVoices(): Promise<Voice[]> {
     return Promise.resolve(this.catalog.list());
+  }
+
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    return bindVoice(this, voiceId);
   }
 
   findVoice(voiceId: string): Voice | undefined {

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Voice } from '../voice.js';
-import type { Engine, SpeechChunk, SynthesizeOptions } from '../types.js';
+import type { Engine, SpeechChunk, SynthesizeOptions, VoiceHandle } from '../types.js';
+import { bindVoice } from '../voice-handle.js';
 import { HOST_IDLE_MS, NodeHost, hostModulePath } from '../hosts/node-host.js';
 import { sanitizeText } from '../mapped-text.js';
 import { HostPool } from '../hosts/host-pool.js';
@@ -66,6 +67,10 @@ export class RhvoiceEngine implements Engine {
 
   listVoices(): Promise<Voice[]> {
     return Promise.resolve([...this.byId.values()]);
+  }
+
+  handleOf(voiceId: string): VoiceHandle | undefined {
+    return bindVoice(this, voiceId);
   }
 
   findVoice(voiceId: string): Voice | undefined {
