@@ -87,7 +87,7 @@ export async function openServices(config: Config, deps: ServiceDeps, options: S
   options.log?.info({ encoders }, 'in-process encoders ready');
   const synthesizer = new Synthesizer(engines, ffmpeg, storage, scratch, config.maxOutput, options.observer, { sentenceCache: options.sentenceCache });
   closers.push(() => synthesizer.close());
-  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, spliceSample(), { scratch });
+  const splicer = deps.splicer ?? new SplicerCheck(ffmpeg, PICTURE, spliceSample, { scratch });
   closers.push(() => splicer.close());
   const maker = new VideoMaker({ synthesizer, ffmpeg, storage, splicer, scratch, keyframeSeconds: config.keyframeSeconds });
   // A file stays for the longest job after it expires.

@@ -21,6 +21,12 @@ const BOUNDS: Record<string, number> = {
 
 /** The neural voice samples noise, so each reading differs: it is judged by the median of three, the others by one. */
 const READINGS: Record<string, number> = { 'piper:en_US-joe-medium': 3 };
+/**
+ * How far the median DNSMOS of a voice read several times moves from run to run: Piper's joe 4.10, 4.15, 4.16,
+ * 4.19, 4.24 in five CI runs (Kokoro's af_heart, which samples nothing, 4.22 in each). Against such a voice the
+ * recommended one must be best within this spread; against the others, outright.
+ */
+const NOISY_DNSMOS_SPREAD = 0.1;
 
 /** Heteronyms in context: reported per voice, not gated (Whisper's language model often writes the right word anyway). */
 const HETERONYMS = [
@@ -106,7 +112,10 @@ describe.runIf(available)('speech quality of the English voices (Whisper base, D
       : `${voice}: word error rate ${percent(own.rate)}; Festival is not installed`;
     console.log(said);
     await context.annotate(said);
-    for (const [other, { dnsmos }] of paragraph) expect(own.dnsmos, `DNSMOS of ${voice} against ${other}`).toBeGreaterThanOrEqual(dnsmos);
+    for (const [other, { dnsmos }] of paragraph) {
+      const spread = (READINGS[other] ?? 1) > 1 ? NOISY_DNSMOS_SPREAD : 0;
+      expect(own.dnsmos, `DNSMOS of ${voice} against ${other}`).toBeGreaterThanOrEqual(dnsmos - spread);
+    }
   });
 
   /** Issue 23: the listener hears what the markup asks for, not the written word. */

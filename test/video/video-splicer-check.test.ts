@@ -25,36 +25,36 @@ const refusing: Splice = () => {
 
 describe('checkSplicing', () => {
   it("passes with this machine's ffmpeg and x264", async () => {
-    expect(await checkSplicing(ffmpeg, PICTURE, spliceSample())).toEqual({ ok: true });
+    expect(await checkSplicing(ffmpeg, PICTURE, spliceSample)).toEqual({ ok: true });
   });
 
   it('fails when a part is corrupted: the spliced stream no longer decodes without errors', async () => {
-    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample(), { splice: withCorruptBand });
+    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample, { splice: withCorruptBand });
     expect(check.ok).toBe(false);
     expect(check.reason).toMatch(/does not decode/);
   });
 
   it('fails when the spliced stream decodes but does not show the captions where they change', async () => {
-    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample(), { splice: (parts) => composeStream({ ...parts, band: undefined }) });
+    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample, { splice: (parts) => composeStream({ ...parts, band: undefined }) });
     expect(check).toMatchObject({ ok: false, reason: expect.stringMatching(/changes at frames \[\], the captions at \[\d/) });
   });
 
   it('fails, without throwing, when the splicer refuses the parts', async () => {
-    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample(), { splice: refusing });
+    const check = await checkSplicing(ffmpeg, PICTURE, spliceSample, { splice: refusing });
     expect(check).toMatchObject({ ok: false, reason: 'refused on purpose' });
     expect(check.cause).toBeInstanceOf(H264Error);
   });
 
   it('fails, without throwing, when ffmpeg cannot be run', async () => {
     const missing = new Ffmpeg({ ffmpeg: '/nonexistent/ffmpeg', ffprobe: '/nonexistent/ffprobe' });
-    expect(await checkSplicing(missing, PICTURE, spliceSample())).toMatchObject({ ok: false });
+    expect(await checkSplicing(missing, PICTURE, spliceSample)).toMatchObject({ ok: false });
   });
 });
 
 describe('SplicerCheck', () => {
   it('runs the check once, on the first ask, and keeps its answer', async () => {
     let splices = 0;
-    const check = new SplicerCheck(ffmpeg, PICTURE, spliceSample(), {
+    const check = new SplicerCheck(ffmpeg, PICTURE, spliceSample, {
       splice: (parts) => {
         splices += 1;
         return composeStream(parts);
@@ -79,7 +79,7 @@ describe('the service', () => {
   });
 
   describe('with a splicer that fails its start-up check', () => {
-    const t = useTestApp({}, { splicer: new SplicerCheck(ffmpeg, PICTURE, spliceSample(), { splice: refusing }) });
+    const t = useTestApp({}, { splicer: new SplicerCheck(ffmpeg, PICTURE, spliceSample, { splice: refusing }) });
 
     it('/readyz shows splicer: false and the service stays ready', async () => {
       await t.app.splicer.run();

@@ -42,9 +42,9 @@ export interface SpliceSample {
  * must give the right number of frames at the right size, a picture that changes exactly where the captions do, and
  * at variable rate the same pictures as at constant rate. Never throws; about a third of a second on one core.
  */
-export async function checkSplicing(ffmpeg: Ffmpeg, picture: PictureFilters, sample: SpliceSample, options: SpliceCheckOptions = {}): Promise<SpliceCheck> {
+export async function checkSplicing(ffmpeg: Ffmpeg, picture: PictureFilters, sample: () => SpliceSample, options: SpliceCheckOptions = {}): Promise<SpliceCheck> {
   try {
-    const problem = await renderAndDecode(ffmpeg, picture, sample, options);
+    const problem = await renderAndDecode(ffmpeg, picture, sample(), options);
     return problem ? { ok: false, reason: problem } : { ok: true };
   } catch (cause) {
     return { ok: false, reason: cause instanceof Error ? cause.message : String(cause), cause };
@@ -129,7 +129,8 @@ export class SplicerCheck {
   constructor(
     private readonly ffmpeg: Ffmpeg,
     private readonly picture: PictureFilters,
-    private readonly sample: SpliceSample,
+    /** Made when the check runs, not before: laying it out loads the fonts, which a start need not wait for. */
+    private readonly sample: () => SpliceSample,
     private readonly options: Omit<SpliceCheckOptions, 'signal'> = {},
   ) {}
 
