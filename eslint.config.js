@@ -37,7 +37,11 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: 'MemberExpression[property.name=/^(engines|synthesizer|maker|executor|sentenceCache)$/]',
+          selector: 'MemberExpression[property.name=/^(engines|synthesizer|maker|executor|sentenceCache|jobs)$/]',
+          message: 'A front door calls a use case (app.voices, app.speech, app.jobRequests), not the services beneath it (src/usecases/).',
+        },
+        {
+          selector: 'ObjectPattern > Property[key.name=/^(engines|synthesizer|maker|executor|sentenceCache|jobs)$/]',
           message: 'A front door calls a use case (app.voices, app.speech, app.jobRequests), not the services beneath it (src/usecases/).',
         },
       ],

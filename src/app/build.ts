@@ -129,7 +129,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   await app.register(lexiconsRoutes);
   await app.register(mcpRoutes);
   await app.register(openAiRoutes, { prefix: OPENAI_PREFIX });
-  // ElevenLabs' API shares the prefix: its routes are its own, but for GET /v1/models (see routes/elevenlabs.ts).
+  // ElevenLabs' API shares the prefix: its routes are its own, but for GET /v1/models (see http/routes/elevenlabs.ts).
   await app.register(elevenLabsRoutes, { prefix: OPENAI_PREFIX });
   await app.register(playgroundRoutes);
   return app;

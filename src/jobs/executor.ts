@@ -58,7 +58,7 @@ export class JobExecutor {
     return voice;
   }
 
-  /** The sentence cache's partition of a tenant's speech, for the front doors that speak without a job (streams). */
+  /** The sentence cache's partition of a tenant's speech, for the speech use case (streams, spoken without a queued job). */
   cachePartition(tenant: string): string | undefined {
     return this.deps.partition(tenant);
   }

@@ -27,15 +27,22 @@ export interface SpeechStreamRequest {
   onWords?: StreamRequest['onWords'];
 }
 
-/** A request checked and resolved before its first byte: a refusal (an unknown voice, a lexicon not the client's) comes before any audio. */
+/**
+ * A request checked and resolved before its first byte: a refusal (an unknown voice, a lexicon not the client's)
+ * comes before any audio. What it resolved stays with the use case (`resolved` below): a front door reads these
+ * facts and hands it back to `stream`, and cannot speak through the voice's engine around the job slots.
+ */
 export interface PreparedSpeech {
-  readonly voice: Voice;
+  readonly voice: Pick<Voice, 'id' | 'sampleRate'>;
+  readonly encoding: AudioEncoding;
   /** The MIME type of the encoded audio. */
   readonly contentType: string;
   /** What the client is charged for (quotas, limits). */
   readonly characters: number;
-  readonly request: Omit<StreamRequest, 'signal'>;
 }
+
+/** The resolved request of each prepared one, for `stream` alone. */
+const resolved = new WeakMap<PreparedSpeech, Omit<StreamRequest, 'signal'>>();
 
 export interface SpeechStreamDeps {
   synthesizer: Pick<Synthesizer, 'resolveVoice' | 'voiceOf' | 'streamAudio'>;
@@ -59,17 +66,16 @@ export class SpeechStreams {
     const voice = this.deps.synthesizer.resolveVoice({ text, voice: request.voice, textType });
     const lexicons = client === undefined ? undefined : await this.deps.lexicons.resolve(request.lexicons, client);
     const cachePartition = client === undefined ? undefined : this.deps.partition(client);
-    return {
-      voice,
-      contentType: AUDIO_ENCODINGS[encoding].contentType,
-      characters: text.length,
-      request: { text, textType, voice, encoding, speed, sampleRate, onWords, lexicons, cachePartition },
-    };
+    const prepared: PreparedSpeech = { voice: { id: voice.id, sampleRate: voice.sampleRate }, encoding, contentType: AUDIO_ENCODINGS[encoding].contentType, characters: text.length };
+    resolved.set(prepared, { text, textType, voice, encoding, speed, sampleRate, onWords, lexicons, cachePartition });
+    return prepared;
   }
 
   /** Speaks a prepared request into `output` in a job slot (limits, quotas, metrics), stopping at the client's signal or the job's deadline. */
   stream(client: JobClient, prepared: PreparedSpeech, output: Writable, operation: 'speech' | 'tts' = 'speech'): Promise<void> {
-    return this.deps.slots.run(operation, client, (signal) => this.deps.synthesizer.streamAudio({ ...prepared.request, signal }, output));
+    const request = resolved.get(prepared);
+    if (!request) return Promise.reject(new Error('stream() takes what prepare() made'));
+    return this.deps.slots.run(operation, client, (signal) => this.deps.synthesizer.streamAudio({ ...request, signal }, output));
   }
 }
 

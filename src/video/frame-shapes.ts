@@ -1,4 +1,4 @@
-// The video's shape as words the domain uses: plain constants and types, with no schema (the API's in options.ts).
+// The video's shape as words the domain uses: plain constants and types, with no schema (the API's in api/video-options.ts).
 
 /** Shorter side of the frame in pixels: 1080 or 720. */
 export const RESOLUTIONS = ['1080p', '720p'] as const;

@@ -18,11 +18,14 @@ describe('the layers/imports lint rule', () => {
   };
 
   it.each([
-    ['src/storage/example.ts', "import { buildApp } from '../http/app.js';", 'storage', 'http'],
+    ['src/storage/example.ts', "import { openQueue } from '../http/job-submission.js';", 'storage', 'http'],
     ['src/engines/piper/example.ts', "export { openQueue } from '../../jobs/queue.js';", 'engines', 'jobs'],
     ['src/errors.ts', "export const media = await import('./media/process.js');", 'foundation', 'media'],
-    ['src/speech/example.ts', "import type { VideoOptions } from '../video/options.js';", 'speech', 'video'],
+    ['src/speech/example.ts', "import type { FrameSize } from '../video/frame-shapes.js';", 'speech', 'video'],
     ['src/api/example.ts', "export * from '../jobs/spec.js';", 'api', 'jobs'],
+    ['src/http/routes/example.ts', "import type { Synthesizer } from '../../speech/synthesizer.js';", 'http', 'speech'],
+    ['src/http/example.ts', "export { createEngines } from '../engines/index.js';", 'http', 'engines'],
+    ['src/usecases/example.ts', "import { buildApp } from '../app/build.js';", 'usecases', 'app'],
   ])('fails %s importing upward: %s', async (filePath, code, from, to) => {
     expect(await layerErrors(filePath, `${code}\n`)).toEqual([expect.stringContaining(`'${from}' may not import '${to}' (`)]);
   });
@@ -32,10 +35,21 @@ describe('the layers/imports lint rule', () => {
     ['src/video/example.ts', "export type { SpokenSpan } from '../speech/speech.js';"],
     ['src/engines/piper/example.ts', "export { HostPool } from '../hosts/host-pool.js';"],
     ['src/jobs/redis/example.ts', "export const s3 = await import('../../storage/s3.js');"],
-    ['src/server.ts', "export { buildApp } from './http/app.js';"],
+    ['src/server.ts', "export { buildApp } from './app/build.js';"],
+    ['src/http/routes/example.ts', "export { SpeechStreams } from '../../usecases/speech-streams.js';"],
     ['src/config.ts', "export { AppError } from './errors.js';"],
   ])('passes %s: %s', async (filePath, code) => {
     expect(await layerErrors(filePath, `${code}\n`)).toEqual([]);
+  });
+
+  it('keeps a front door off the services beneath the use cases, however it reaches them', async () => {
+    const frontDoorErrors = async (code: string) => {
+      const [result] = await eslint.lintText(code, { filePath: 'src/http/routes/example.ts' });
+      return (result?.messages ?? []).filter((message) => message.ruleId === 'no-restricted-syntax').length;
+    };
+    expect(await frontDoorErrors('export const f = (app: { synthesizer: unknown }) => app.synthesizer;\n')).toBe(1);
+    expect(await frontDoorErrors('export const f = ({ jobs }: { jobs: unknown }) => jobs;\n')).toBe(1);
+    expect(await frontDoorErrors('export const f = (app: { speech: unknown }) => app.speech;\n')).toBe(0);
   });
 
   it('fails a folder that is in no layer, and imports into one', async () => {

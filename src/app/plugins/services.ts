@@ -33,7 +33,7 @@ declare module 'fastify' {
 /** How long after the start-up voice's warm-up the splicer's self-check runs, unless a video asks for it first. */
 const SPLICER_CHECK_DELAY_MS = 10_000;
 
-/** What makes speech and videos (jobs/services.ts, opened as a worker opens them), and the sweeps of old files. */
+/** What makes speech and videos (app/services.ts, opened as a worker opens them), and the sweeps of old files. */
 async function servicesPlugin(app: FastifyInstance, { config, deps }: { config: Config; deps: ServiceDeps }): Promise<void> {
   const services = await openServices(config, deps, {
     gate: app.limiter,

@@ -63,11 +63,11 @@ export class EspeakEngine implements Engine {
     return Promise.resolve(this.catalog.list());
   }
 
-  /** Any `espeak-ng:<voice>+<variant>` combination, not only the listed ones. */
   handleOf(voiceId: string): VoiceHandle | undefined {
     return bindVoice(this, voiceId);
   }
 
+  /** Any `espeak-ng:<voice>+<variant>` combination, not only the listed ones. */
   findVoice(voiceId: string): Voice | undefined {
     return this.catalog.find(voiceId)?.voice;
   }

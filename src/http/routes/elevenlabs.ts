@@ -112,7 +112,7 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const alignment = new StreamedAlignment();
       const { speech, facts } = await prepare(request, (words, text) => alignment.add(words, text));
-      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/x-ndjson', facts, framing: timedLines(alignment, speech.request.encoding === 'pcm' ? 2 : 1) });
+      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/x-ndjson', facts, framing: timedLines(alignment, speech.encoding === 'pcm' ? 2 : 1) });
     },
   );
 

@@ -288,7 +288,7 @@ class Session {
   }
 }
 
-function format(voice: Voice): Record<string, unknown> {
+function format(voice: Pick<Voice, 'sampleRate'>): Record<string, unknown> {
   return { rate: voice.sampleRate, width: SAMPLE_BYTES, channels: 1 };
 }
 

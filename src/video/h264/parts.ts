@@ -60,7 +60,7 @@ export interface PictureFilters {
   region(width: number, top: number, rows: number): string;
   /**
    * One flat colour: every row looks the same, so band pictures may be predicted from the band's previous picture
-   * (see band.ts). Otherwise each band picture is coded on its own (intra), since a motion vector may reach past
+   * (see drawing.ts). Otherwise each band picture is coded on its own (intra), since a motion vector may reach past
    * the band's edge, where the band's encode sees its edge rows repeated and the full picture its real rows.
    */
   flat: boolean;
@@ -173,7 +173,7 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
       if (!background) throw new Error('An encode is missing');
       if (!band) return { start, end, background };
       if (!stream) throw new Error('An encode is missing');
-      // A band top is a whole number of macroblock rows (band.ts).
+      // A band top is a whole number of macroblock rows (drawing.ts bandAround).
       return { start, end, background, band: { stream, row: band.area.top / 16, frames: band.frames, above, below } };
     }),
   );
