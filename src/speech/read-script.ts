@@ -8,11 +8,6 @@ import { ssmlScript } from './ssml/script.js';
 
 export type TextType = 'text' | 'ssml';
 
-/** Whether the voice takes words as IPA (SSML phoneme, lexicons), as its engine says (`Voice.phonemes`). */
-export function takesPhonemes(voice: Voice): boolean {
-  return voice.phonemes;
-}
-
 export function isSsml(text: string, textType: TextType | undefined): boolean {
   return textType === 'ssml' || (textType === undefined && looksLikeSsml(text));
 }
@@ -34,7 +29,7 @@ export function writtenText(text: string, textType?: TextType): string {
 
 /** 422 UNSUPPORTED_SSML when the script asks of the voice what its engine cannot do. */
 export function assertSpeakable(script: Script, voice: Voice, field = 'text'): void {
-  if (script.phonemes && !takesPhonemes(voice)) {
+  if (script.phonemes && !voice.phonemes) {
     throw new AppError('UNSUPPORTED_SSML', {
       field,
       message: `<phoneme> is not taken by the ${voice.engine} engine (voice ${voice.id}; the voices with \`phonemes: true\` in GET /voices take IPA): write the word as it sounds, or use <sub alias="...">.`,

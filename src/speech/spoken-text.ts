@@ -7,7 +7,6 @@ import type { Voice } from '../engines/voice.js';
 import { MappedTextBuilder, type MappedText } from '../engines/mapped-text.js';
 import { lexiconRewrites, type Lexicon, type Rewrite } from './lexicon.js';
 import { normalizeEnglish } from './normalize-english.js';
-import { takesPhonemes } from './read-script.js';
 import { appendAsWritten, type Script, type Utterance } from './script.js';
 
 /** A rewrite of a stretch of written text, its output's source offsets relative to the stretch. */
@@ -26,7 +25,7 @@ export function speakable(script: Script, voice: Voice, lexicons: readonly Lexic
   if (aliases.length > 0) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, (text, start) => withAliases(text, start, aliases)));
   if (/^en\b/iu.test(voice.language)) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, normalizeEnglish));
   // IPA last, on what is finally spoken: the spoken units of each written span it covers.
-  const ipa = takesPhonemes(voice)
+  const ipa = voice.phonemes
     ? [...(script.phonemes ?? []), ...rewrites.flatMap(({ start, end, ipa: phonemes }) => (phonemes === undefined ? [] : [{ start, end, ipa: phonemes }]))]
     : [];
   if (ipa.length > 0) utterances = utterances.map((utterance) => withPhonemeSpans(utterance, ipa));
