@@ -133,7 +133,8 @@ describe('assets belong to the key that uploaded them', () => {
       expect(response.statusCode, response.body).toBe(413);
       expect(response.json<ErrorBody>().error).toMatchObject({ code: 'ASSET_TOO_LARGE', field: 'file' });
       expect(response.json<ErrorBody>().error.message).toMatch(/CPU time/);
-      expect(performance.now() - started).toBeLessThan(8000);
+      // Stopped near its 1 s of CPU, not decoded to the end: under 8 s alone, 11 s with another test file on the same 2 cores.
+      expect(performance.now() - started).toBeLessThan(20_000);
       expect((await strict.listFiles()).filter((name) => name.startsWith('.assets') && !name.includes('.tmp'))).toEqual([]);
     } finally {
       await strict.close();
