@@ -29,7 +29,7 @@ export const EnvSchema = Type.Object({
   TTS_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   VIDEO_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000 }),
   TIMEOUT_MS_PER_CHARACTER: Type.Integer({ minimum: 0, maximum: 10_000, default: 70, description: "Added to a job's deadline for each character of its text." }),
-  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 128 * 1024 }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 1024 * 1024, description: 'Largest request body: a long job\'s 100000 characters of text, escaped in JSON, fit.' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'Time to receive a whole request, headers and body.' }),
   HEADERS_TIMEOUT_MS: Type.Optional(
     Type.Integer({ minimum: 100, description: "Time to receive a request's headers; default 10000, at most REQUEST_TIMEOUT_MS." }),
@@ -102,6 +102,13 @@ export const EnvSchema = Type.Object({
   }),
   MAX_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 600, description: 'Longest audio one request may make (the file, after speed).' }),
   MAX_VIDEO_SECONDS: Type.Number({ minimum: 1, default: 300, description: 'Longest video one request may make.' }),
+  MAX_LONG_AUDIO_SECONDS: Type.Number({ minimum: 1, default: 14_400, description: 'Longest audio one long job (a text over 5000 characters, async) may make.' }),
+  MAX_LONG_VIDEO_SECONDS: Type.Number({
+    minimum: 1,
+    default: 1800,
+    description: 'Longest video one long job may make (its narration is held whole while the video is made: about 2.6 MB a minute).',
+  }),
+  MAX_LONG_SPOKEN_CHARACTERS: Type.Integer({ minimum: 1, default: 250_000, description: 'MAX_SPOKEN_CHARACTERS for a long job.' }),
   MAX_SPOKEN_CHARACTERS: Type.Integer({
     minimum: 1,
     default: 40_000,
@@ -283,7 +290,16 @@ export interface Config {
   clientQuota: { maxJobs: number; characters: number };
   minFreeDiskBytes: number;
   /** What one request may make (request-budget.ts): seconds of output, characters as spoken, scratch bytes, disk left free. */
-  maxOutput: { audioSeconds: number; videoSeconds: number; spokenCharacters: number; jobScratchBytes: number; minFreeDiskBytes: number };
+  maxOutput: {
+    audioSeconds: number;
+    videoSeconds: number;
+    spokenCharacters: number;
+    jobScratchBytes: number;
+    minFreeDiskBytes: number;
+    longAudioSeconds: number;
+    longVideoSeconds: number;
+    longSpokenCharacters: number;
+  };
   /** Seconds between keyframes in videos. */
   keyframeSeconds: number;
   /** Absolute path of the scratch-space root. */
@@ -443,6 +459,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       spokenCharacters: parsed.MAX_SPOKEN_CHARACTERS,
       jobScratchBytes: parsed.JOB_SCRATCH_MB * 1024 * 1024,
       minFreeDiskBytes: parsed.MIN_FREE_DISK_MB * 1024 * 1024,
+      longAudioSeconds: parsed.MAX_LONG_AUDIO_SECONDS,
+      longVideoSeconds: parsed.MAX_LONG_VIDEO_SECONDS,
+      longSpokenCharacters: parsed.MAX_LONG_SPOKEN_CHARACTERS,
     },
     keyframeSeconds: parsed.KEYFRAME_SECONDS,
     scratchDir,

@@ -2,8 +2,18 @@ import { Type } from '@sinclair/typebox';
 
 /** Request fields several operations share. */
 
-export const NonBlankText = (maxLength: number) =>
-  Type.String({ minLength: 1, maxLength, pattern: '\\S', description: `Text to speak, 1 to ${maxLength} characters.` });
+export const NonBlankText = (maxLength: number, description = `Text to speak, 1 to ${maxLength} characters.`) =>
+  Type.String({ minLength: 1, maxLength, pattern: '\\S', description });
+
+/** A queued operation's text: a request's worth at once, a long job's (async) up to MAX_JOB_TEXT. */
+export const JobText = (syncLength: number) =>
+  NonBlankText(
+    MAX_JOB_TEXT,
+    `Text to speak, 1 to ${syncLength} characters; up to ${MAX_JOB_TEXT} in an asynchronous job (\`async\`, \`Prefer: respond-async\` or a webhook), spoken into its file as it goes and continued by another worker should its own stop (docs/api.md, Long jobs).`,
+  );
+
+/** Most characters of text an asynchronous /tts or /tts-video job takes (a long job); a synchronous request takes a tenth of that at most. */
+export const MAX_JOB_TEXT = 100_000;
 
 export const TextType = Type.Union([Type.Literal('text'), Type.Literal('ssml')], {
   description:

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, JobText, LexiconIds, TextType, VoiceId } from './fields.js';
 
 export const MAX_TTS_TEXT = 5000;
 
@@ -21,7 +21,7 @@ export type Loudness = Static<typeof Loudness>;
 export const TtsRequest = Type.Object(
   {
     ...AnswerOptions,
-    text: NonBlankText(MAX_TTS_TEXT),
+    text: JobText(MAX_TTS_TEXT),
     text_type: Type.Optional(TextType),
     marks: Type.Optional(
       Type.Boolean({ default: false, description: 'Also return speech marks: the time of each sentence, word and SSML <mark>, like Amazon Polly\'s.' }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from './video-options.js';
-import { AnswerOptions, Billed, LexiconIds, NonBlankText, TextType, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, JobText, LexiconIds, TextType, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from './video-options.js';
 
@@ -10,7 +10,7 @@ export const MAX_VIDEO_TEXT = 5000;
 export const TtsVideoRequest = Type.Object(
   {
     ...AnswerOptions,
-    text: NonBlankText(MAX_VIDEO_TEXT),
+    text: JobText(MAX_VIDEO_TEXT),
     text_type: Type.Optional(TextType),
     voice: VoiceId,
     resolution: Type.Optional(VideoResolution),

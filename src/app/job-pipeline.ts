@@ -19,7 +19,15 @@ export function jobPipeline(
 ): JobPipeline {
   // CACHE_SCOPE=tenant: each client's results and sentences apart, so a hit tells nobody what another client asked for.
   const partition = (tenant: string) => (config.cache.scope === 'tenant' ? tenant : undefined);
-  const executor = new JobExecutor({ synthesizer: services.synthesizer, maker: services.maker, assets: services.assets, lexicons: services.lexicons, pricing: config.pricing, partition });
+  const executor = new JobExecutor({
+    synthesizer: services.synthesizer,
+    maker: services.maker,
+    assets: services.assets,
+    lexicons: services.lexicons,
+    pricing: config.pricing,
+    partition,
+    checkpoints: services.storage.checkpoints,
+  });
   const results = new JobResults(requestCache(config, redis), services.storage, resultTtlMs(config), partition, observer);
   return { executor, results, followUp: new JobFollowUp(results, config.webhooks, outbox, logger) };
 }

@@ -1,6 +1,7 @@
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
-import { isAppError } from '../errors.js';
+import { createHash } from 'node:crypto';
+import { AppError, isAppError } from '../errors.js';
 import type { VoiceHandle } from '../engines/types.js';
 import type { LexiconStore } from '../speech/lexicon-store.js';
 import { roundSeconds, ttsCost, videoCost } from './pricing.js';
@@ -13,7 +14,11 @@ import { soundtrackChannels, VIDEO_LOUDNESS } from '../video/soundtrack.js';
 import { checkSceneOrder, type SceneRequest } from '../video/scenes.js';
 import type { TtsResponse } from '../api/speech.js';
 import type { TtsVideoResponse } from '../api/video.js';
-import type { JobOutcome, JobSpec, TtsSpec, TtsVideoSpec } from './spec.js';
+import { isLongJob, syncTextLimit, type JobOutcome, type JobSpec, type TtsSpec, type TtsVideoSpec } from './spec.js';
+import { SpokenCheckpoints } from '../speech/spoken-checkpoints.js';
+import type { SpokenSoFar } from '../speech/synthesizer.js';
+import type { CheckpointStore } from '../storage/checkpoints.js';
+import { storageFailed } from '../storage/storage.js';
 
 export interface ExecuteOptions {
   signal: AbortSignal;
@@ -23,9 +28,11 @@ export interface ExecuteOptions {
   name?: string;
   /** Runs before the files are published; a throw publishes nothing (a worker that lost its job to another). */
   beforePublish?: () => Promise<void>;
-  /** Told how far the job is, 0 to 1. */
-  onProgress?: (fraction: number) => void;
+  /** Told how far the job is, 0 to 1, and, while it speaks, how much of its text that is. */
+  onProgress?: (fraction: number, spoken?: SpokenSoFar) => void;
   onWarning?: (message: string, cause: unknown) => void;
+  /** A long job run again (a takeover, a restart): told how many of its sentences an earlier run had already spoken. */
+  onResumed?: (sentences: number) => void;
 }
 
 /** The parts a job needs, wherever it runs (the API process, or a worker). */
@@ -37,6 +44,8 @@ export interface ExecutorDeps {
   pricing: Config['pricing'];
   /** The sentence cache's partition of a tenant (CACHE_SCOPE). */
   partition: (tenant: string) => string | undefined;
+  /** Where a long job keeps what it has spoken (storage's), for a run after a crash or a takeover; none: long jobs start over. */
+  checkpoints?: CheckpointStore;
 }
 
 /**
@@ -54,7 +63,14 @@ export class JobExecutor {
     // What the text alone shows of the budget (its spoken length, its breaks), refused before the job is queued.
     const { text, text_type: textType } = spec.request;
     const speed = spec.operation === 'tts' ? spec.request.speed : undefined;
-    this.deps.synthesizer.checkBudget({ text, textType, voice, lexicons, speed }, spec.operation === 'tts' ? 'audio' : 'video');
+    const long = isLongJob(spec);
+    if (long && spec.operation === 'tts' && typeof spec.request.loudness === 'number') {
+      throw new AppError('VALIDATION_ERROR', {
+        field: 'loudness',
+        message: `loudness needs the whole speech before the file's first byte: a long job (over ${syncTextLimit('tts')} characters) is spoken into its file as it goes, at the voice's own level.`,
+      });
+    }
+    this.deps.synthesizer.checkBudget({ text, textType, voice, lexicons, speed, long }, spec.operation === 'tts' ? 'audio' : 'video');
     return voice;
   }
 
@@ -64,10 +80,35 @@ export class JobExecutor {
   }
 
   async execute(spec: JobSpec, options: ExecuteOptions): Promise<JobOutcome> {
-    return spec.operation === 'tts' ? this.speech(spec.request, options) : this.video(spec.request, options);
+    const long = isLongJob(spec);
+    const checkpoints = long ? await this.checkpointsOf(spec, options) : undefined;
+    const run = { ...options, long, checkpoints };
+    try {
+      const outcome = await (spec.operation === 'tts' ? this.speech(spec.request, run) : this.video(spec.request, run));
+      await this.clearCheckpoints(checkpoints, options);
+      return outcome;
+    } catch (error) {
+      // Kept for the next run where there will be one (a crash, a stop, a failure of this machine); not past an answer that would not change.
+      if (isAppError(error) && (error.statusCode < 500 || error.code === 'JOB_CANCELLED')) await this.clearCheckpoints(checkpoints, options);
+      throw error;
+    }
   }
 
-  private async speech(request: TtsSpec, options: ExecuteOptions): Promise<JobOutcome<'tts'>> {
+  /** A named long job's checkpoints, as an earlier run left them (none when storage keeps none, or the job has no name to find them by). */
+  private async checkpointsOf(spec: JobSpec, options: ExecuteOptions): Promise<SpokenCheckpoints | undefined> {
+    const { checkpoints } = this.deps;
+    if (!checkpoints || options.name === undefined) return undefined;
+    const opened = await SpokenCheckpoints.open(checkpoints, options.name, fingerprintOf(spec), options.signal).catch(storageFailed);
+    if (opened.found > 0) options.onResumed?.(opened.found);
+    return opened;
+  }
+
+  private async clearCheckpoints(checkpoints: SpokenCheckpoints | undefined, options: ExecuteOptions): Promise<void> {
+    if (!checkpoints || options.name === undefined) return;
+    await this.deps.checkpoints?.clear(options.name).catch((error: unknown) => options.onWarning?.('the job\'s checkpoints could not be removed (the sweep will)', error));
+  }
+
+  private async speech(request: TtsSpec, options: RunOptions): Promise<JobOutcome<'tts'>> {
     const { text, text_type: textType, voice, format, speed, timestamps, marks, loudness } = effectiveTts(request);
     const resolved = this.deps.synthesizer.resolveVoice({ text, voice, textType });
     // Read again where the job runs (a worker): a lexicon deleted since the request was checked is refused, as an asset is.
@@ -87,6 +128,8 @@ export class JobExecutor {
       beforePublish: options.beforePublish,
       onProgress: options.onProgress,
       cachePartition: this.deps.partition(options.tenant),
+      long: options.long,
+      checkpoints: options.checkpoints,
     });
     const body: TtsResponse = {
       status: 'success',
@@ -118,7 +161,7 @@ export class JobExecutor {
     return { body, files };
   }
 
-  private async video(request: TtsVideoSpec, options: ExecuteOptions): Promise<JobOutcome<'tts-video'>> {
+  private async video(request: TtsVideoSpec, options: RunOptions): Promise<JobOutcome<'tts-video'>> {
     const job = videoJob(request);
     const resolved = this.deps.maker.resolveVoice(job);
     const { background, scenes, music } = await this.videoInputs(request, options.tenant);
@@ -139,6 +182,8 @@ export class JobExecutor {
       beforePublish: options.beforePublish,
       onProgress: options.onProgress,
       onWarning: options.onWarning,
+      long: options.long,
+      checkpoints: options.checkpoints,
     });
     const result = await made.catch(async (error: unknown) => {
       // An asset deleted (or expired past its grace) while the video was made fails ffmpeg: say which, not that ffmpeg failed.
@@ -182,6 +227,17 @@ export class JobExecutor {
     const music = request.music && track ? { file: track.path, loudness: track.loudness, volume: request.music.volume } : undefined;
     return { background, scenes, music };
   }
+}
+
+/** A run of a job: its options, whether it is long, and its checkpoints where it keeps them. */
+interface RunOptions extends ExecuteOptions {
+  long: boolean;
+  checkpoints?: SpokenCheckpoints;
+}
+
+/** What a job's checkpoints are kept under beside its name: its request, so that they never feed another. */
+function fingerprintOf(spec: JobSpec): string {
+  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 16);
 }
 
 /** A /tts request with every default filled in (the request cache keys on exactly this). */

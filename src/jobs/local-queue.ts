@@ -2,7 +2,7 @@ import { AppError, cancelReason, isAppError } from '../errors.js';
 import type { FinishedJob } from './follow-up.js';
 import type { JobExecutor } from './executor.js';
 import type { JobSlots } from './admission/slots.js';
-import { etaSeconds, finishedView, jobError, newJobId, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
+import { etaSeconds, finishedView, jobError, jobProgress, newJobId, runningView, type JobProgress, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
 import { jobPriority, type JobOutcome, type JobSpec } from './spec.js';
 
 interface LocalJob {
@@ -18,7 +18,7 @@ interface LocalJob {
   startedAt?: number;
   finishedAt?: number;
   result?: JobResult;
-  progress: number;
+  progress?: JobProgress;
   controller: AbortController;
   done: Promise<JobOutcome>;
   expiry?: NodeJS.Timeout;
@@ -53,7 +53,7 @@ export class LocalJobQueue implements JobQueue {
     const id = newJobId();
     const controller = new AbortController();
     const signal = options.detached ? controller.signal : AbortSignal.any([controller.signal, options.client.signal]);
-    const job = { id, spec, clientId: options.client.id, priority: jobPriority(spec), sequence: this.submitted++, state: 'queued', createdAt: Date.now(), progress: 0, controller } as LocalJob;
+    const job = { id, spec, clientId: options.client.id, priority: jobPriority(spec), sequence: this.submitted++, state: 'queued', createdAt: Date.now(), controller } as LocalJob;
     // A cached answer is a job already done: it takes no slot and no share of the client's quota.
     const running = options.cached
       ? Promise.resolve(options.cached)
@@ -63,7 +63,7 @@ export class LocalJobQueue implements JobQueue {
           return this.executor.execute(spec, {
             signal: jobSignal,
             tenant: job.clientId,
-            onProgress: (fraction) => (job.progress = Math.round(fraction * 100)),
+            onProgress: (fraction, spoken) => (job.progress = jobProgress(fraction, spoken)),
             onWarning: this.options.onWarning,
           });
         });
@@ -158,10 +158,7 @@ export class LocalJobQueue implements JobQueue {
       ...(startedAt ? { startedAt: new Date(startedAt).toISOString() } : {}),
     };
     const jobSeconds = this.runner.expectedSeconds(operation);
-    if (job.state === 'running') {
-      const left = Math.max(1, Math.round(jobSeconds * (1 - job.progress / 100)));
-      return { ...base, progress: job.progress, etaSeconds: left };
-    }
+    if (job.state === 'running') return { ...base, ...runningView(job.progress, startedAt, jobSeconds) };
     const others = [...this.unfinished];
     const ahead = others.filter((other) => other.state === 'queued' && isAhead(other, job)).length;
     const running = others.filter((other) => other.state === 'running').length;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { JobClient } from './admission/slots.js';
 import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
+import type { SpokenSoFar } from '../speech/synthesizer.js';
 
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -29,6 +30,10 @@ export interface JobView {
   workers?: number;
   /** Running: 0 to 100. */
   progress?: number;
+  /** Running, once it speaks: characters of its text (characters), how many are spoken, and the seconds of audio they make. */
+  characters?: number;
+  charactersDone?: number;
+  secondsDone?: number;
   /** Succeeded: the body a synchronous request gets. */
   result?: JobOutcome['body'];
   /** Failed or cancelled. */
@@ -82,6 +87,36 @@ export function newJobId(): string {
 export function etaSeconds(ahead: number, running: number, concurrency: number, jobSeconds: number): number {
   const rounds = Math.floor((ahead + running) / Math.max(1, concurrency)) + 1;
   return Math.max(1, Math.round(rounds * jobSeconds));
+}
+
+/** How far a running job is, as the process running it last told (kept in memory, or in Redis for the others to read). */
+export interface JobProgress {
+  /** 0 to 1. */
+  fraction: number;
+  spoken?: SpokenSoFar;
+}
+
+/** A job's progress as its executor tells it (fraction, and how much of its text is spoken), as queues keep it. */
+export function jobProgress(fraction: number, spoken?: SpokenSoFar): JobProgress {
+  return spoken ? { fraction, spoken } : { fraction };
+}
+
+/** Below this share done, a running job's own pace says too little: its ETA comes from measured job times. */
+const OWN_PACE_AFTER = 0.05;
+
+/**
+ * The running part of a job's view: percent done, what is spoken, and the seconds left: at the job's own pace once it
+ * is some way along (a long job's length is its own, not the average job's), else from measured job times.
+ */
+export function runningView(progress: JobProgress | undefined, startedAt: number | undefined, averageJobSeconds: number, now = Date.now()): Pick<JobView, 'progress' | 'etaSeconds' | 'characters' | 'charactersDone' | 'secondsDone'> {
+  const fraction = Math.min(1, Math.max(0, progress?.fraction ?? 0));
+  const ownPace = startedAt !== undefined && fraction >= OWN_PACE_AFTER ? ((now - startedAt) / 1000 / fraction) * (1 - fraction) : undefined;
+  const spoken = progress?.spoken;
+  return {
+    progress: Math.round(fraction * 100),
+    etaSeconds: Math.max(1, Math.round(ownPace ?? averageJobSeconds * (1 - fraction))),
+    ...(spoken ? { characters: spoken.totalCharacters, charactersDone: spoken.characters, secondsDone: Math.round(spoken.seconds * 10) / 10 } : {}),
+  };
 }
 
 /** An error as a job keeps it; an internal one's text stays in the log, as the HTTP error handler does. */

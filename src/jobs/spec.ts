@@ -1,5 +1,6 @@
-import type { TtsRequest, TtsResponse } from '../api/speech.js';
-import type { TtsVideoRequest, TtsVideoResponse } from '../api/video.js';
+import { AppError } from '../errors.js';
+import { MAX_TTS_TEXT, type TtsRequest, type TtsResponse } from '../api/speech.js';
+import { MAX_VIDEO_TEXT, type TtsVideoRequest, type TtsVideoResponse } from '../api/video.js';
 
 /** What a job asks for, exactly as its request gave it (minus how to answer): plain data, so it can wait in Redis. */
 export type JobSpec = { operation: 'tts'; request: TtsSpec } | { operation: 'tts-video'; request: TtsVideoSpec };
@@ -8,9 +9,36 @@ export type TtsVideoSpec = Omit<TtsVideoRequest, 'async' | 'webhook_url'>;
 export type QueuedOperation = JobSpec['operation'];
 export type SpecOf<O extends QueuedOperation> = Extract<JobSpec, { operation: O }>;
 
-/** Short speech jobs go before videos (lower first); each by its size within its kind would starve nothing more. */
+/** Short speech jobs go before videos, long jobs after both (lower first); each by its size within its kind would starve nothing more. */
 export function jobPriority(spec: JobSpec): number {
+  if (isLongJob(spec)) return 3;
   return spec.operation === 'tts' ? 1 : 2;
+}
+
+/** Most characters a request of the operation takes at once (synchronously); more make a long job. */
+export function syncTextLimit(operation: QueuedOperation): number {
+  return operation === 'tts' ? MAX_TTS_TEXT : MAX_VIDEO_TEXT;
+}
+
+/**
+ * A long job: more text than a request takes at once (up to MAX_JOB_TEXT, asynchronous only). Its audio is spoken
+ * into its file as it goes, within the long limits (MAX_LONG_AUDIO_SECONDS...), and checkpointed sentence by
+ * sentence so that another run continues it.
+ */
+export function isLongJob(spec: JobSpec): boolean {
+  return spec.request.text.length > syncTextLimit(spec.operation);
+}
+
+/** 400 for a long text asked for synchronously: it is taken as an asynchronous job only. */
+export function assertAnswerableNow(spec: JobSpec): void {
+  if (!isLongJob(spec)) return;
+  const limit = syncTextLimit(spec.operation);
+  throw new AppError('VALIDATION_ERROR', {
+    field: 'text',
+    message:
+      `The text is ${spec.request.text.length} characters: a request answered at once takes ${limit} at most. ` +
+      'A longer one (up to 100000) is a long job: send "async": true (or Prefer: respond-async, or a webhook_url) and follow GET /jobs/{id}.',
+  });
 }
 
 /** The body a synchronous request of each operation gets (the API's response schemas). */

@@ -105,6 +105,11 @@ export class SpeechJoiner {
     };
   }
 
+  /** Seconds of samples handed out so far. */
+  get seconds(): number {
+    return this.position / this.sampleRate;
+  }
+
   end(): Int16Array {
     const samples = new Int16Array(this.silence(this.edgeSeconds) * (this.started ? 1 : 2));
     this.position += samples.length;

@@ -14,9 +14,10 @@ const DISK_RETRY_SECONDS = 60;
 export interface BudgetLimits {
   /** Seconds of the finished file (after speed), set by `secondsVariable`. */
   seconds: number;
-  secondsVariable: 'MAX_AUDIO_SECONDS' | 'MAX_VIDEO_SECONDS';
+  secondsVariable: 'MAX_AUDIO_SECONDS' | 'MAX_VIDEO_SECONDS' | 'MAX_LONG_AUDIO_SECONDS' | 'MAX_LONG_VIDEO_SECONDS';
   /** MAX_SPOKEN_CHARACTERS: the text as the engine is given it, after lexicons and normalization. */
   spokenCharacters: number;
+  spokenVariable?: 'MAX_SPOKEN_CHARACTERS' | 'MAX_LONG_SPOKEN_CHARACTERS';
   /** JOB_SCRATCH_MB: files a render writes in scratch space. */
   scratchBytes: number;
   /** MIN_FREE_DISK_MB: left free after any file the request writes. */
@@ -59,7 +60,7 @@ export class RequestBudget implements ScratchBudget {
     throw new AppError('OUTPUT_TOO_LONG', {
       field: 'text',
       message:
-        `The text is ${characters} characters long as spoken (after lexicon aliases and normalization), more than MAX_SPOKEN_CHARACTERS (${this.limits.spokenCharacters}); ` +
+        `The text is ${characters} characters long as spoken (after lexicon aliases and normalization), more than ${this.limits.spokenVariable ?? 'MAX_SPOKEN_CHARACTERS'} (${this.limits.spokenCharacters}); ` +
         'shorten it or its aliases, or split it into several requests.',
     });
   }
@@ -75,6 +76,11 @@ export class RequestBudget implements ScratchBudget {
     this.totalCharacters = script.utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
     const pauses = audible.reduce((sum, utterance, index) => sum + (utterance.pauseBefore ?? (index === 0 ? 0 : this.gapSeconds)), 0);
     if (pauses > this.maxSpeechSeconds) this.refuseSeconds(pauses, 'its breaks and pauses alone');
+  }
+
+  /** Seconds of the file spoken so far (pauses included, after the tempo). */
+  get fileSeconds(): number {
+    return this.seconds / this.tempo;
   }
 
   /** Counts a spoken piece and the pause before it (its break, else the usual); throws OUTPUT_TOO_LONG when the text has made, or is set to make, too much. */

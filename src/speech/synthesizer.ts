@@ -4,7 +4,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
 import type { EngineName, PhonemeSpan, Speaker, SpeechChunk, VoiceHandle } from '../engines/types.js';
-import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
+import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodePcm, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
 import { audioCues, srtFile, webVttFile } from './captions/cues.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
@@ -24,6 +24,7 @@ import type { Script, Utterance } from './script.js';
 import { spokenSpan, timedWords, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
 import { mapInOrder } from './map-in-order.js';
+import type { SpokenCheckpoints } from './spoken-checkpoints.js';
 
 /** Told of what synthesis sees that the HTTP layer cannot (metrics). */
 export interface SpeechObserver {
@@ -46,12 +47,23 @@ export interface SpeakRequest {
   signal?: AbortSignal;
   /** Spoken this many times faster by the voice itself (only voices with `naturalSpeed`). */
   speed?: number;
-  /** Told, after each sentence, the part of the text spoken so far (0 to 1). */
-  onProgress?: (fraction: number) => void;
+  /** Told, after each sentence, the part of the text spoken so far (0 to 1), and how much that is. */
+  onProgress?: (fraction: number, spoken: SpokenSoFar) => void;
   /** The sentence cache's partition this request reads and fills (its tenant under CACHE_SCOPE=tenant). */
   cachePartition?: string;
   /** Pronunciation lexicons, in the request's order (lexicon.ts `lexiconRewrites` says where they apply). */
   lexicons?: Lexicon[];
+  /** A job's checkpoints: each utterance read back where an earlier run of the job spoke it, else spoken and saved before it counts. */
+  checkpoints?: SpokenCheckpoints;
+  /** A long job (more text than a request takes at once): the long limits (MAX_LONG_AUDIO_SECONDS...) apply. */
+  long?: boolean;
+}
+
+/** How far a request's speech has come: characters of its text spoken, of how many, and the seconds they make in its file. */
+export interface SpokenSoFar {
+  characters: number;
+  totalCharacters: number;
+  seconds: number;
 }
 
 /**
@@ -76,11 +88,16 @@ export interface OutputLimits {
   jobScratchBytes?: number;
   /** Left free after every file written; default none. */
   minFreeDiskBytes?: number;
+  /** A long job's seconds of audio and video, and spoken characters; defaults DEFAULT_LONG. */
+  longAudioSeconds?: number;
+  longVideoSeconds?: number;
+  longSpokenCharacters?: number;
 }
 
 /** config.ts's defaults, for synthesizers made without them (tests, benchmarks). */
 const DEFAULT_SPOKEN_CHARACTERS = 40_000;
 const DEFAULT_JOB_SCRATCH_BYTES = 2048 * 1024 ** 2;
+const DEFAULT_LONG = { audioSeconds: 4 * 3600, videoSeconds: 1800, spokenCharacters: 250_000 };
 
 export interface AudioRequest extends SpeakRequest {
   encoding: AudioEncoding;
@@ -185,11 +202,15 @@ export class Synthesizer {
    * The budget of one request (request-budget.ts): made once where the request becomes work, handed down to all
    * that spends it. `tempo`: how much faster than spoken its file plays; `gapSeconds`: its pause between sentences.
    */
-  budget(kind: 'audio' | 'video', tempo = 1, gapSeconds = GAP_SECONDS): RequestBudget {
+  budget(kind: 'audio' | 'video', tempo = 1, gapSeconds = GAP_SECONDS, long = false): RequestBudget {
+    const { limits: max } = this;
+    const seconds = long
+      ? { seconds: kind === 'audio' ? (max.longAudioSeconds ?? DEFAULT_LONG.audioSeconds) : (max.longVideoSeconds ?? DEFAULT_LONG.videoSeconds), secondsVariable: kind === 'audio' ? 'MAX_LONG_AUDIO_SECONDS' : 'MAX_LONG_VIDEO_SECONDS' }
+      : { seconds: kind === 'audio' ? max.audioSeconds : max.videoSeconds, secondsVariable: kind === 'audio' ? 'MAX_AUDIO_SECONDS' : 'MAX_VIDEO_SECONDS' };
     const limits: BudgetLimits = {
-      seconds: kind === 'audio' ? this.limits.audioSeconds : this.limits.videoSeconds,
-      secondsVariable: kind === 'audio' ? 'MAX_AUDIO_SECONDS' : 'MAX_VIDEO_SECONDS',
-      spokenCharacters: this.limits.spokenCharacters ?? DEFAULT_SPOKEN_CHARACTERS,
+      ...(seconds as Pick<BudgetLimits, 'seconds' | 'secondsVariable'>),
+      spokenCharacters: long ? (max.longSpokenCharacters ?? DEFAULT_LONG.spokenCharacters) : (max.spokenCharacters ?? DEFAULT_SPOKEN_CHARACTERS),
+      spokenVariable: long ? 'MAX_LONG_SPOKEN_CHARACTERS' : 'MAX_SPOKEN_CHARACTERS',
       scratchBytes: this.limits.jobScratchBytes ?? DEFAULT_JOB_SCRATCH_BYTES,
       minFreeDiskBytes: this.limits.minFreeDiskBytes ?? 0,
     };
@@ -202,7 +223,7 @@ export class Synthesizer {
    */
   checkBudget(request: SpeakRequest & { speed?: number }, kind: 'audio' | 'video'): void {
     const { tempo, join } = kind === 'audio' ? splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
-    this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds));
+    this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds, request.long));
   }
 
   /** Speaks the text sentence by sentence, within `budget`, and joins the pieces into one recording at normal speed. */
@@ -228,12 +249,24 @@ export class Synthesizer {
     const { utterances } = script;
     const characters = utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
     let spokenCharacters = 0;
-    for await (const spoken of mapInOrder(utterances, SENTENCES_IN_FLIGHT, firstAlone, (utterance) => this.speakUtterance(request, utterance))) {
+    const indexed = utterances.map((utterance, index) => ({ utterance, index }));
+    for await (const { spoken, readBack } of mapInOrder(indexed, SENTENCES_IN_FLIGHT, firstAlone, ({ utterance, index }) => this.speakOrResume(request, utterance, index))) {
       budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length, spoken.pauseBefore);
       spokenCharacters += spoken.span.text.length;
-      request.onProgress?.(spokenCharacters / Math.max(1, characters));
+      // What an earlier run spoke was told by that run (a job's progress never falls back while it is read again).
+      if (!readBack) request.onProgress?.(spokenCharacters / Math.max(1, characters), { characters: spokenCharacters, totalCharacters: characters, seconds: budget.fileSeconds });
       yield spoken;
     }
+  }
+
+  /** The utterance at `index` as an earlier run of the job spoke it (its checkpoint: `readBack`), else spoken now and, for a job, saved. */
+  private async speakOrResume(request: SpeakRequest, utterance: Utterance, index: number): Promise<{ spoken: SpokenSpan; readBack: boolean }> {
+    const { checkpoints, signal } = request;
+    const saved = await checkpoints?.load(index, signal);
+    if (saved) return { spoken: saved, readBack: true };
+    const spoken = await this.speakUtterance(request, utterance);
+    await checkpoints?.save(index, spoken, signal).catch(storageFailed);
+    return { spoken, readBack: false };
   }
 
   /** One utterance: its spoken text in its voice (another of the same engine for another language, where there is one), at its rate and volume. */
@@ -285,17 +318,67 @@ export class Synthesizer {
   /** Speaks the text and stores it as an audio file; the file (and its captions) appear at their URLs complete or not at all. */
   async renderAudio(request: AudioRequest): Promise<AudioResult> {
     const { onProgress } = request;
-    const { speech, tempo, budget } = await this.speakWhole({ ...request, onProgress: onProgress && ((fraction: number) => onProgress(fraction * SPEECH_SHARE)) });
+    const progress = onProgress && ((fraction: number, spoken: SpokenSoFar) => onProgress(fraction * SPEECH_SHARE, spoken));
+    if (request.long) return this.renderLongAudio({ ...request, onProgress: progress });
+    const { speech, tempo, budget } = await this.speakWhole({ ...request, onProgress: progress });
+    return this.publishAudio(request, speech.text ?? request.text, budget, encodedBytes(speech, tempo), async (output) => {
+      await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, loudness: request.loudness, output, signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
+      return speech;
+    });
+  }
+
+  /**
+   * A long job's audio, spoken into its file as it goes: one ffmpeg encodes the sentences as they come (read back
+   * from the job's checkpoints first, where an earlier run spoke them), so memory holds a few sentences, never the
+   * whole; the times of sentences and words are kept, not their samples. The voice's own level: a loudness target
+   * needs the whole speech before its first byte (a long request asking for one is refused before it is queued).
+   */
+  private async renderLongAudio(request: AudioRequest): Promise<AudioResult> {
+    const { voice, signal } = request;
+    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
+    const budget = this.budget('audio', tempo, join.gapSeconds, true);
+    const speaking = { ...request, speed: spoken };
+    const script = this.scriptOf(speaking, budget);
+    const characters = script.utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
+    // What a slow voice (10 characters a second) makes of the text as 16-bit PCM: more than any encoding of it takes.
+    const bytes = Math.ceil((characters / 10 / tempo) * voice.sampleRate * 2) + 4096;
+    return this.publishAudio(request, script.text, budget, bytes, async (output) => {
+      const joiner = new SpeechJoiner(voice.sampleRate, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
+      const timing: Pick<Speech, 'sentences' | 'words'> = { sentences: [], words: [] };
+      const pieces = this.pcmPieces(speaking, script, budget, joiner, (piece) => {
+        timing.sentences.push(...piece.sentences);
+        timing.words.push(...piece.words);
+      });
+      let spokenFailure: unknown;
+      const pcm = Readable.from(
+        (async function* () {
+          try {
+            yield* pieces;
+          } catch (error) {
+            spokenFailure = error;
+            throw error;
+          }
+        })(),
+      );
+      await encodePcm(this.ffmpeg, pcm, voice.sampleRate, { encoding: request.encoding, speed: tempo, output, signal }).catch((error: unknown) => {
+        pcm.destroy();
+        return rethrowAsAppError('MEDIA_FAILED')(spokenFailure ?? error);
+      });
+      return { samples: new Int16Array(0), sampleRate: voice.sampleRate, duration: joiner.seconds, ...timing, text: script.text, marks: script.marks };
+    });
+  }
+
+  /**
+   * Publishes an audio file `encode` writes at `output` (it returns the speech it wrote, for its timing), with its
+   * captions when asked: they appear at their URLs complete or not at all. `bytes`: most the file may take.
+   */
+  private async publishAudio(request: AudioRequest, written: string, budget: RequestBudget, bytes: number, encode: (output: string) => Promise<Speech>): Promise<AudioResult> {
     const encoding = AUDIO_ENCODINGS[request.encoding];
-    const bytes = encodedBytes(speech, tempo);
-    const written = speech.text ?? request.text;
     const published = await publishFiles(
       this.storage,
       { kind: 'audio', extension: encoding.extension },
       async (output) => {
-        await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, loudness: request.loudness, output, signal: request.signal }).catch(
-          rethrowAsAppError('MEDIA_FAILED'),
-        );
+        const speech = await encode(output);
         const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
         const words = request.timestamps || request.marks ? timedWordsIn(written, speech, duration) : undefined;
         const marks = request.marks && words ? speechMarks(written, speech, words, duration) : undefined;
@@ -368,9 +451,12 @@ export class Synthesizer {
     });
   }
 
-  /** The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken (and timed, to `onPiece`). */
+  /**
+   * The PCM speak() would join, piece by piece: each sentence as soon as it and those before it are spoken (and
+   * timed, to `onPiece`). The first sentence is spoken alone (a stream waits for it) unless the request is long.
+   */
   private async *pcmPieces(request: SpeakRequest, script: Script, budget: RequestBudget, joiner: SpeechJoiner, onPiece?: (piece: Pick<Speech, 'sentences' | 'words'>) => void): AsyncGenerator<Buffer> {
-    for await (const chunk of this.speakInOrder(request, script, budget, true)) {
+    for await (const chunk of this.speakInOrder(request, script, budget, !request.long)) {
       const piece = joiner.pushTimed(chunk);
       onPiece?.(piece);
       if (piece.samples.length > 0) yield pcmBytes(piece.samples);

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { CheckpointStore } from './checkpoints.js';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 
@@ -36,8 +37,10 @@ export interface Storage {
   /** Whether a published file is still there (a cache checks what it remembers, as retention may have removed it). */
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
-  /** Removes published files older than maxAgeMs; returns how many were removed. */
+  /** Removes published files older than maxAgeMs, and checkpoints older than STALE_CHECKPOINT_MS too; returns how many were removed. */
   sweep(maxAgeMs: number): Promise<number>;
+  /** Jobs' private work in progress, under their names: never published, never served. */
+  readonly checkpoints: CheckpointStore;
   /** Whether new files can be written now (readiness). */
   writable(): Promise<boolean>;
   /** The local folder files are written to, where there is one (its free space is watched). */

@@ -7,7 +7,7 @@ import type { JobResults } from '../jobs/results/job-results.js';
 import { cachedCost } from '../jobs/pricing.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { JobClient } from '../jobs/admission/slots.js';
-import { outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
+import { assertAnswerableNow, outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
 import { checkWebhookUrl } from '../jobs/webhooks/delivery.js';
 import { storageDown, storageUnavailable, type Storage } from '../storage/storage.js';
 
@@ -38,8 +38,11 @@ export class JobRequests {
     const { storage, executor, results, queue, config } = this.deps;
     // Storage out of reach (an upload found it so, and it still does not answer): no work is taken that could not be published.
     if (await storageDown(storage)) throw storageUnavailable();
-    const voice = await executor.check(spec, client.id);
     const webhookUrl = options.webhookUrl === undefined ? undefined : checkWebhookUrl(options.webhookUrl, config.webhooks).href;
+    // A webhook is only for a job that outlives its request.
+    const detached = webhookUrl !== undefined || options.detached;
+    if (!detached) assertAnswerableNow(spec);
+    const voice = await executor.check(spec, client.id);
     const cacheKey = results.keyOf(spec, voice, client.id);
     const found = await results.lookup(spec.operation, cacheKey);
     // The earlier answer, as this request would have had it: its own spelling of the voice, the price of a hit.
@@ -47,8 +50,6 @@ export class JobRequests {
       files: found.files,
       body: answered(found.body, { voice: spec.request.voice, cost: cachedCost(found.body.cost, config.cache.hitPriceFactor), cached: true }),
     };
-    // A webhook is only for a job that outlives its request.
-    const detached = webhookUrl !== undefined || options.detached;
     if (cached && !detached) return { kind: 'answered', body: cached.body, voice: voice.id, cached: true };
     const job = await queue.submit(spec, { client, detached, webhookUrl, cacheKey, cached });
     if (detached) return { kind: 'accepted', id: job.id, state: cached ? 'succeeded' : 'queued', webhook: webhookUrl !== undefined };

@@ -7,7 +7,8 @@ import type { AspectRatio, FrameRate, VideoResolution } from './frame-shapes.js'
 import type { Scratch } from '../storage/scratch.js';
 import { publishFiles, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Lexicon } from '../speech/lexicon.js';
-import type { Synthesizer } from '../speech/synthesizer.js';
+import type { SpokenSoFar, Synthesizer } from '../speech/synthesizer.js';
+import type { SpokenCheckpoints } from '../speech/spoken-checkpoints.js';
 import { writtenText, type TextType } from '../speech/read-script.js';
 import { assertDrawable, captionFont } from './font.js';
 import type { Background } from './background.js';
@@ -49,8 +50,12 @@ export interface VideoRequest {
   signal?: AbortSignal;
   /** Publish under this name rather than a fresh one (a queued job's id). */
   name?: string;
-  /** Told how far the video is, 0 to 1: up to a half as the narration is spoken, then 1 once it is published (the render reports nothing on its way). */
-  onProgress?: (fraction: number) => void;
+  /** Told how far the video is, 0 to 1: up to a half as the narration is spoken (with how much of the text that is), then 1 once it is published (the render reports nothing on its way). */
+  onProgress?: (fraction: number, spoken?: SpokenSoFar) => void;
+  /** A long job (SpeakRequest.long): the long limits apply. */
+  long?: boolean;
+  /** A long job's checkpoints (SpeakRequest.checkpoints). */
+  checkpoints?: SpokenCheckpoints;
   /** Told when the splicer failed and the video was rendered the plain way instead. */
   onWarning?: (message: string, cause: unknown) => void;
   /** The sentence cache's partition the narration reads and fills (SpeakRequest.cachePartition). */
@@ -109,8 +114,8 @@ export class VideoMaker {
   async make(request: VideoRequest): Promise<VideoResult> {
     const { onProgress } = request;
     // One budget for the whole job: its narration's seconds, then its render's scratch and files.
-    const budget = this.synthesizer.budget('video');
-    const speech = await this.synthesizer.speak({ ...request, onProgress: onProgress && ((fraction) => onProgress(fraction * SPEECH_SHARE)) }, budget);
+    const budget = this.synthesizer.budget('video', undefined, undefined, request.long);
+    const speech = await this.synthesizer.speak({ ...request, onProgress: onProgress && ((fraction, spoken) => onProgress(fraction * SPEECH_SHARE, spoken)) }, budget);
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
     const scenes = request.scenes && placeScenes(request.scenes, speech.sentences, request.fps, captions.frames);

@@ -4,6 +4,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueuedJobData } from '../../src/jobs/redis/queue.js';
+import { aliceText } from '../helpers/fixtures.js';
 import { probe } from '../helpers/media.js';
 import { processTable } from '../helpers/process-table.js';
 import { startRedis, type RunningRedis } from '../helpers/redis-server.js';
@@ -21,7 +22,9 @@ const KEY = { authorization: 'Bearer key-a' };
 interface JobStatus {
   id: string;
   state: string;
-  result?: { url: string; status: string };
+  characters?: number;
+  charactersDone?: number;
+  result?: { url: string; status: string; captionsUrl?: string };
   error?: { code: string };
 }
 
@@ -131,6 +134,59 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     expect(body.url.startsWith(`${s3.bucketUrl}/audio/`)).toBe(true);
     expect((await fetch(body.url)).status).toBe(200);
   }, 30_000);
+
+  it('a long job whose worker is killed is continued by the other from its checkpoints: the same audio, byte for byte, as a run never stopped', async () => {
+    // Flite speaks a sentence the same every time (eSpeak NG and Piper do not: each run of theirs differs a little, stopped or not).
+    const request = { text: await aliceText(20_000), voice: 'flite:slt', format: 'mp3', timestamps: true, async: true };
+    const accepted = await post(first(), '/tts', request);
+    expect(accepted.status, await accepted.clone().text()).toBe(202);
+    const { id } = (await accepted.json()) as { id: string };
+    // Killed a third of the way in: its first sentences are in the bucket, the rest not yet spoken.
+    let view = await status(second(), id);
+    for (const deadline = Date.now() + 60_000; (view.charactersDone ?? 0) < (view.characters ?? Infinity) / 3 && Date.now() < deadline; view = await status(second(), id)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(view.state).toBe('running');
+    const spokenBeforeKill = view.charactersDone as number;
+    expect(spokenBeforeKill).toBeLessThan((view.characters as number) * 0.8);
+    const running = workers.find((worker) => worker.logs.some((entry) => entry.msg === 'job started' && entry.job === id)) as RunningServer;
+    const saved = (await objects(`checkpoints/${id}/`)).length;
+    expect(saved).toBeGreaterThan(10);
+    running.child.kill('SIGKILL');
+    await running.exited;
+    const survivor = workers.find((worker) => worker !== running) as RunningServer;
+    // Progress as the other worker tells it never goes back to the start: it reads the spoken sentences back first.
+    const after: JobStatus[] = [];
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+      const current = await status(second(), id);
+      after.push(current);
+      if (current.state !== 'queued' && current.state !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const done = after.at(-1) as JobStatus;
+    expect(done.state, JSON.stringify(done.error)).toBe('succeeded');
+    const resumed = survivor.logs.find((entry) => entry.msg?.toString().startsWith('job resumed') && entry.job === id);
+    expect(resumed?.sentences).toBeGreaterThanOrEqual(saved);
+    const progressAfter = after.filter((current) => current.state === 'running' && current.charactersDone !== undefined).map((current) => current.charactersDone as number);
+    expect(progressAfter.every((done, index) => index === 0 || done >= (progressAfter[index - 1] as number))).toBe(true);
+    // Done: its checkpoints are gone; one file under the job's name.
+    expect(await objects(`checkpoints/${id}/`)).toEqual([]);
+    expect((await objects('audio/')).filter((key) => key.includes(id))).toEqual([`audio/${id}.mp3`]);
+    const interrupted = Buffer.from(await (await fetch(done.result?.url ?? '')).arrayBuffer());
+
+    // The same request again, never stopped (nothing cached: CACHE_MAX_ENTRIES=0): the same bytes.
+    const again = await post(second(), '/tts', request);
+    const { id: secondId } = (await again.json()) as { id: string };
+    const whole = await settle(first(), secondId, 120_000);
+    expect(whole.state).toBe('succeeded');
+    const uninterrupted = Buffer.from(await (await fetch(whole.result?.url ?? '')).arrayBuffer());
+    expect(interrupted.length).toBeGreaterThan(100_000);
+    expect(interrupted.equals(uninterrupted)).toBe(true);
+    const captions = await Promise.all([done, whole].map(async (job) => (await fetch(job.result?.captionsUrl ?? '')).text()));
+    expect(captions[0]).toBe(captions[1]);
+    // The worker lost is replaced, for the tests after this one.
+    workers.splice(workers.indexOf(running), 1, await startWorker(env()));
+  }, 240_000);
 
   it('a worker killed mid-job (kill -9) loses nothing: the job completes on the other, one file, no orphan process', async () => {
     const accepted = await post(first(), '/tts-video', { text: LONG_TEXT, voice: VOICE, async: true });

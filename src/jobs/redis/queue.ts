@@ -8,7 +8,7 @@ import { jobTimeoutMs } from '../lifecycle.js';
 import { INITIAL_JOB_SECONDS } from '../admission/slots.js';
 import { SharedAdmission, admissionKeys, admissionLimits, refusalError } from './admission.js';
 import { closeRedis, connectQueueRedis, within } from './connection.js';
-import { cancelledResult, etaSeconds, finishedView, newJobId, type JobError, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
+import { cancelledResult, etaSeconds, finishedView, newJobId, runningView, type JobError, type JobProgress, type JobQueue, type JobResult, type JobTimes, type JobView, type SubmitOptions, type SubmittedJob } from '../queue.js';
 import { jobPriority, type JobOutcome, type JobSpec, type QueuedOperation } from '../spec.js';
 import type { QueueCounts } from '../metrics.js';
 
@@ -209,9 +209,8 @@ export class RedisJobQueue implements JobQueue {
     const base = { id, operation, createdAt: new Date(job.timestamp).toISOString() };
     const jobSeconds = await this.jobSeconds(operation);
     if (state === 'active') {
-      const progress = typeof job.progress === 'number' ? job.progress : 0;
       const startedAt = job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {};
-      return { ...base, ...startedAt, state: 'running', progress, etaSeconds: Math.max(1, Math.round(jobSeconds * (1 - progress / 100))) };
+      return { ...base, ...startedAt, state: 'running', ...runningView(progressOf(job.progress), job.processedOn, jobSeconds) };
     }
     if (state === 'unknown') return undefined;
     const ahead = (await this.redis.zrank(this.queue.toKey('prioritized'), id)) ?? 0;
@@ -312,6 +311,13 @@ export interface RedisQueueOptions {
   log: { error(obj: object, msg: string): void };
   /** Told of jobs that end here rather than in a worker (cancelled before they ran). */
   followUp: JobFollowUp;
+}
+
+/** A job's progress as BullMQ keeps it: what the worker stored (jobProgress), or 0 before it told anything. */
+function progressOf(stored: unknown): JobProgress {
+  const progress = stored as Partial<JobProgress> | number | undefined;
+  if (typeof progress === 'object' && progress !== null && typeof progress.fraction === 'number') return progress as JobProgress;
+  return { fraction: typeof progress === 'number' ? progress / 100 : 0 };
 }
 
 /**

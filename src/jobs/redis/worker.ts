@@ -8,7 +8,7 @@ import type { JobObserver } from '../admission/slots.js';
 import { storageDown, type Storage } from '../../storage/storage.js';
 import { SharedAdmission, admissionKeys, admissionLimits } from './admission.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { cancelledResult, finishedView, jobError, type JobResult } from '../queue.js';
+import { cancelledResult, finishedView, jobError, jobProgress, type JobResult } from '../queue.js';
 import { closeRedis, connectQueueRedis } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -185,8 +185,9 @@ export class RedisJobWorker {
           tenant: data.clientId,
           name: job.id,
           beforePublish: () => this.fence(job, token),
-          onProgress: (fraction) => void job.updateProgress(Math.round(fraction * 100)).catch(() => undefined),
+          onProgress: (fraction, spoken) => void job.updateProgress({ ...jobProgress(fraction, spoken) }).catch(() => undefined),
           onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
+          onResumed: (sentences) => this.log.info({ job: job.id, sentences }, 'job resumed: sentences spoken by an earlier run read back from its checkpoints'),
         }),
       );
       result = { ok: true, outcome };
