@@ -37,6 +37,12 @@ export const AnswerOptions = {
       description: 'With async: POSTed the finished job, signed (docs/api.md, Webhooks); http(s) only, never a private address unless WEBHOOK_ALLOW_PRIVATE.',
     }),
   ),
+  webhook_progress: Type.Optional(
+    Type.Boolean({
+      description:
+        'Default false. With webhook_url: also POST a `job.progress` event, signed as the others, each time another tenth of the job is done (10 % to 90 %): the running job as GET /jobs/{id} shows it. One attempt each (the next one says more); the end is delivered as always.',
+    }),
+  ),
 };
 
 /** What every successful answer says: the price and what was billed. */

@@ -31,7 +31,7 @@ export const JobStatus = Type.Object(
       Type.Integer({ minimum: 0, description: 'Queued, with REDIS_URL: workers alive now (their heartbeats); 0: the job waits until one starts.' }),
     ),
     progress: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Running: percent done (of the text spoken, for speech; a video is at 50 when its narration is spoken).' })),
-    characters: Type.Optional(Type.Integer({ minimum: 0, description: 'Running, once it speaks: characters of its text (as spoken: an SSML document\'s text without its markup).' })),
+    characters: Type.Optional(Type.Integer({ minimum: 0, description: 'Running, once it speaks: characters of its sentences (an SSML document\'s without its markup; the spaces and line breaks between sentences not counted).' })),
     charactersDone: Type.Optional(Type.Integer({ minimum: 0, description: 'Running: of `characters`, how many are spoken (never falls; a job continued by another worker starts where the last one stopped).' })),
     secondsDone: Type.Optional(Type.Number({ minimum: 0, description: 'Running: seconds of audio spoken so far (after `speed`), to the tenth.' })),
     result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Succeeded: the body the synchronous request answers with.' })),

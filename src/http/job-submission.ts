@@ -13,6 +13,7 @@ function wantsAsync(request: FastifyRequest, bodyAsync: boolean | undefined): bo
 export interface AnswerOptions {
   async?: boolean;
   webhook_url?: string;
+  webhook_progress?: boolean;
 }
 
 /**
@@ -28,7 +29,11 @@ export async function answerJob<O extends QueuedOperation>(
   answer: AnswerOptions,
 ): Promise<JobAnswers[O] | JobAccepted> {
   const characters = spec.request.text.length;
-  const outcome = await app.jobRequests.submit(spec, jobClient(request, characters), { detached: wantsAsync(request, answer.async), webhookUrl: answer.webhook_url });
+  const outcome = await app.jobRequests.submit(spec, jobClient(request, characters), {
+    detached: wantsAsync(request, answer.async),
+    webhookUrl: answer.webhook_url,
+    webhookProgress: answer.webhook_progress,
+  });
   if (outcome.kind === 'accepted') {
     const statusUrl = `/jobs/${outcome.id}`;
     request.log.info({ operation: spec.operation, job: outcome.id, webhook: outcome.webhook }, 'job accepted');

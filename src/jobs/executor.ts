@@ -88,24 +88,27 @@ export class JobExecutor {
       await this.clearCheckpoints(checkpoints, options);
       return outcome;
     } catch (error) {
-      // Kept for the next run where there will be one (a crash, a stop, a failure of this machine); not past an answer that would not change.
-      if (isAppError(error) && (error.statusCode < 500 || error.code === 'JOB_CANCELLED')) await this.clearCheckpoints(checkpoints, options);
+      // Kept for the next run where there may be one: a crash, a stop, a failure of this machine, a job cancelled and
+      // asked for again; not past an answer that would not change (the sweep removes the rest after 2 days).
+      if (isAppError(error) && error.statusCode < 500 && error.code !== 'JOB_CANCELLED' && error.code !== 'CLIENT_CLOSED') await this.clearCheckpoints(checkpoints, options);
       throw error;
     }
   }
 
-  /** A named long job's checkpoints, as an earlier run left them (none when storage keeps none, or the job has no name to find them by). */
+  /**
+   * A long job's checkpoints as an earlier run left them: kept under its request and its client (checkpointKey), so
+   * that a worker taking the job over, or the same request sent again after a cancel or a restart, continues it.
+   */
   private async checkpointsOf(spec: JobSpec, options: ExecuteOptions): Promise<SpokenCheckpoints | undefined> {
     const { checkpoints } = this.deps;
-    if (!checkpoints || options.name === undefined) return undefined;
-    const opened = await SpokenCheckpoints.open(checkpoints, options.name, fingerprintOf(spec), options.signal).catch(storageFailed);
+    if (!checkpoints) return undefined;
+    const opened = await SpokenCheckpoints.open(checkpoints, checkpointKey(spec, options.tenant), options.signal).catch(storageFailed);
     if (opened.found > 0) options.onResumed?.(opened.found);
     return opened;
   }
 
   private async clearCheckpoints(checkpoints: SpokenCheckpoints | undefined, options: ExecuteOptions): Promise<void> {
-    if (!checkpoints || options.name === undefined) return;
-    await this.deps.checkpoints?.clear(options.name).catch((error: unknown) => options.onWarning?.('the job\'s checkpoints could not be removed (the sweep will)', error));
+    await checkpoints?.clear().catch((error: unknown) => options.onWarning?.('the job\'s checkpoints could not be removed (the sweep will)', error));
   }
 
   private async speech(request: TtsSpec, options: RunOptions): Promise<JobOutcome<'tts'>> {
@@ -235,9 +238,9 @@ interface RunOptions extends ExecuteOptions {
   checkpoints?: SpokenCheckpoints;
 }
 
-/** What a job's checkpoints are kept under beside its name: its request, so that they never feed another. */
-function fingerprintOf(spec: JobSpec): string {
-  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 16);
+/** Where a long job's checkpoints are kept: its request and its client, hashed (another request, or another client's same request, never reads them). */
+function checkpointKey(spec: JobSpec, tenant: string): string {
+  return createHash('sha256').update(JSON.stringify({ tenant, spec })).digest('base64url');
 }
 
 /** A /tts request with every default filled in (the request cache keys on exactly this). */

@@ -1,8 +1,8 @@
 import type { JobResults } from './results/job-results.js';
 import type { Config } from '../config.js';
-import type { JobView } from './queue.js';
-import type { JobOutcome, JobSpec } from './spec.js';
-import type { WebhookEvent } from './webhooks/delivery.js';
+import { runningView, type JobProgress, type JobView } from './queue.js';
+import type { JobOutcome, JobSpec, QueuedOperation } from './spec.js';
+import { deliverWebhook, type WebhookEvent } from './webhooks/delivery.js';
 import type { OutboxLogger, WebhookOutbox } from './webhooks/outbox.js';
 
 /** A job that has just finished, as whichever process ran it saw it. */
@@ -14,6 +14,17 @@ export interface FinishedJob {
   outcome?: JobOutcome;
   cacheKey?: string;
   webhookUrl?: string;
+}
+
+/** A job as it starts running, for its progress events (webhook_progress). */
+export interface RunningJob {
+  id: string;
+  operation: QueuedOperation;
+  clientId: string;
+  createdAt: number;
+  startedAt: number;
+  webhookUrl?: string;
+  webhookProgress?: boolean;
 }
 
 /**
@@ -40,6 +51,38 @@ export class JobFollowUp {
     await this.outbox.add({ deliveryId, url, event, body: JSON.stringify({ event, job: view }), clientId }).catch((error: unknown) => {
       this.logger.warn({ err: error, job: view.id, deliveryId }, 'webhook lost: the outbox could not keep it');
     });
+  }
+
+  /**
+   * What tells a running job's webhook of its progress (webhook_progress): its view, as GET /jobs/{id} shows it,
+   * each time another tenth is done (10 % to 90 %), one attempt each and in order (the next one says more, so
+   * none is kept in the outbox); none without webhook_progress or a secret to sign with.
+   */
+  progressReporter(job: RunningJob): ((progress: JobProgress) => void) | undefined {
+    const { secret, allowPrivate } = this.webhooks;
+    if (!job.webhookUrl || !job.webhookProgress || !secret) return undefined;
+    const url = new URL(job.webhookUrl);
+    const event: WebhookEvent = 'job.progress';
+    let toldTenths = 0;
+    let sending = Promise.resolve();
+    return (progress) => {
+      const tenths = Math.floor(progress.fraction * 10);
+      if (tenths <= toldTenths || tenths >= 10) return;
+      toldTenths = tenths;
+      const view: JobView = {
+        id: job.id,
+        operation: job.operation,
+        state: 'running',
+        createdAt: new Date(job.createdAt).toISOString(),
+        startedAt: new Date(job.startedAt).toISOString(),
+        ...runningView(progress, job.startedAt, 0),
+      };
+      const options = { secret, allowPrivate, event, attempts: 1, deliveryId: `${job.id}.progress.${tenths * 10}`, logger: this.logger };
+      sending = sending.then(() => deliverWebhook(url, { event, job: view }, options)).then(
+        () => undefined,
+        () => undefined,
+      );
+    };
   }
 
   /** Stops delivering; what is not delivered stays in the outbox for the next process. */

@@ -1,5 +1,5 @@
 import { AppError, cancelReason, isAppError } from '../errors.js';
-import type { FinishedJob } from './follow-up.js';
+import type { FinishedJob, RunningJob } from './follow-up.js';
 import type { JobExecutor } from './executor.js';
 import type { JobSlots } from './admission/slots.js';
 import { etaSeconds, finishedView, jobError, jobProgress, newJobId, runningView, type JobProgress, type JobQueue, type JobResult, type JobView, type SubmitOptions, type SubmittedJob } from './queue.js';
@@ -43,6 +43,8 @@ export class LocalJobQueue implements JobQueue {
     private readonly options: {
       retentionMs: number;
       onFinished?: (job: FinishedJob) => void;
+      /** What tells a running job's webhook of its progress, where it asked (JobFollowUp.progressReporter). */
+      progressReporter?: (job: RunningJob) => ((progress: JobProgress) => void) | undefined;
       onWarning?: (message: string, cause: unknown) => void;
       /** Detached jobs kept at most (default 10,000). */
       maxKeptJobs?: number;
@@ -60,10 +62,15 @@ export class LocalJobQueue implements JobQueue {
       : this.runner.admit(spec.operation, { ...options.client, signal }, job.priority)((jobSignal) => {
           job.state = 'running';
           job.startedAt = Date.now();
+          const { webhookUrl, webhookProgress } = options;
+          const report = this.options.progressReporter?.({ id, operation: spec.operation, clientId: job.clientId, createdAt: job.createdAt, startedAt: job.startedAt, webhookUrl, webhookProgress });
           return this.executor.execute(spec, {
             signal: jobSignal,
             tenant: job.clientId,
-            onProgress: (fraction, spoken) => (job.progress = jobProgress(fraction, spoken)),
+            onProgress: (fraction, spoken) => {
+              job.progress = jobProgress(fraction, spoken);
+              report?.(job.progress);
+            },
             onWarning: this.options.onWarning,
           });
         });

@@ -55,6 +55,8 @@ export interface SubmitOptions {
   detached: boolean;
   /** Told of the result, signed (async jobs only). */
   webhookUrl?: string;
+  /** With webhookUrl: also told of each further tenth done (JobFollowUp.progressReporter). */
+  webhookProgress?: boolean;
   /** The request cache's key for this job: its outcome is remembered under it. */
   cacheKey?: string;
   /** The answer is already known (the request cache): the job is done as soon as it is made, its webhook called. */

@@ -4,8 +4,10 @@ import { MAX_VIDEO_TEXT, type TtsVideoRequest, type TtsVideoResponse } from '../
 
 /** What a job asks for, exactly as its request gave it (minus how to answer): plain data, so it can wait in Redis. */
 export type JobSpec = { operation: 'tts'; request: TtsSpec } | { operation: 'tts-video'; request: TtsVideoSpec };
-export type TtsSpec = Omit<TtsRequest, 'async' | 'webhook_url'>;
-export type TtsVideoSpec = Omit<TtsVideoRequest, 'async' | 'webhook_url'>;
+export type TtsSpec = Omit<TtsRequest, AnswerField>;
+export type TtsVideoSpec = Omit<TtsVideoRequest, AnswerField>;
+/** What says how to answer, not what to make (fields.ts AnswerOptions). */
+type AnswerField = 'async' | 'webhook_url' | 'webhook_progress';
 export type QueuedOperation = JobSpec['operation'];
 export type SpecOf<O extends QueuedOperation> = Extract<JobSpec, { operation: O }>;
 
@@ -61,10 +63,11 @@ export function outcomeOf<O extends QueuedOperation>(_operation: O, outcome: Job
   return outcome as JobOutcome<O>;
 }
 
-/** The request without what only says how to answer (`async`, `webhook_url`). */
-export function specOf<T extends { async?: boolean; webhook_url?: string }>(request: T): Omit<T, 'async' | 'webhook_url'> {
+/** The request without what only says how to answer (`async`, `webhook_url`, `webhook_progress`). */
+export function specOf<T extends { async?: boolean; webhook_url?: string; webhook_progress?: boolean }>(request: T): Omit<T, AnswerField> {
   const spec: T = { ...request };
   delete spec.async;
   delete spec.webhook_url;
+  delete spec.webhook_progress;
   return spec;
 }

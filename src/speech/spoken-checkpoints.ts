@@ -4,26 +4,29 @@ import type { SpokenSpan } from './speech.js';
 /**
  * What a long job has spoken so far, one checkpoint per utterance in storage (CheckpointStore), so that a run after
  * a crash or a takeover, in this process or on another node, speaks only what is missing: the joined audio is the
- * same samples whether an utterance was spoken now or read back. Names: `<fingerprint>.<index>`, the fingerprint
- * standing for the request (a job's checkpoints never feed a different request of the same name).
+ * same samples whether an utterance was spoken now or read back. `job`: what they are kept under (the request and
+ * its client, hashed); names `<FORMAT>.<index>`.
  */
 export class SpokenCheckpoints {
   private constructor(
     private readonly store: CheckpointStore,
     private readonly job: string,
-    private readonly fingerprint: string,
     private readonly saved: ReadonlySet<string>,
   ) {}
 
   /** The job's checkpoints as storage holds them now (one listing). */
-  static async open(store: CheckpointStore, job: string, fingerprint: string, signal?: AbortSignal): Promise<SpokenCheckpoints> {
-    return new SpokenCheckpoints(store, job, fingerprint, await store.list(job, signal));
+  static async open(store: CheckpointStore, job: string, signal?: AbortSignal): Promise<SpokenCheckpoints> {
+    return new SpokenCheckpoints(store, job, await store.list(job, signal));
   }
 
   /** Utterances found spoken when the job was opened (what a resumed run did not have to speak again). */
   get found(): number {
-    const prefix = `${this.fingerprint}.`;
-    return [...this.saved].filter((name) => name.startsWith(prefix)).length;
+    return [...this.saved].filter((name) => name.startsWith(`${FORMAT}.`)).length;
+  }
+
+  /** Removes them all (the job is done). */
+  clear(): Promise<void> {
+    return this.store.clear(this.job);
   }
 
   /** The utterance at `index` as spoken by an earlier run, or undefined (none, or unreadable: it is spoken again). */
@@ -45,9 +48,12 @@ export class SpokenCheckpoints {
   }
 
   private nameOf(index: number): string {
-    return `${this.fingerprint}.${String(index).padStart(6, '0')}`;
+    return `${FORMAT}.${String(index).padStart(6, '0')}`;
   }
 }
+
+/** The layout of encodeSpoken: another layout, another name (a checkpoint of an older release is spoken again). */
+const FORMAT = 's1';
 
 /** One spoken utterance as a checkpoint: a 4-byte length, its header as JSON (times and spans, which JSON keeps exactly), then its 16-bit samples (little-endian). */
 export function encodeSpoken(spoken: SpokenSpan): Buffer {

@@ -24,6 +24,8 @@ export interface JobRequestOptions {
   detached: boolean;
   /** Called when the job ends (detached implied); checked as every webhook URL is. */
   webhookUrl?: string;
+  /** With webhookUrl: also told of each further tenth of the job done. */
+  webhookProgress?: boolean;
 }
 
 /** How a job request was answered: its body now (done, or an identical request's from the cache), or accepted to follow. */
@@ -51,7 +53,8 @@ export class JobRequests {
       body: answered(found.body, { voice: spec.request.voice, cost: cachedCost(found.body.cost, config.cache.hitPriceFactor), cached: true }),
     };
     if (cached && !detached) return { kind: 'answered', body: cached.body, voice: voice.id, cached: true };
-    const job = await queue.submit(spec, { client, detached, webhookUrl, cacheKey, cached });
+    const webhookProgress = webhookUrl !== undefined && options.webhookProgress === true;
+    const job = await queue.submit(spec, { client, detached, webhookUrl, webhookProgress, cacheKey, cached });
     if (detached) return { kind: 'accepted', id: job.id, state: cached ? 'succeeded' : 'queued', webhook: webhookUrl !== undefined };
     const outcome = outcomeOf(spec.operation, await job.outcome());
     return { kind: 'answered', body: answered(outcome.body, { cached: false }), voice: voice.id, cached: false, file: outcome.files[0] };

@@ -2,7 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../../src/jobs/webhooks/delivery.js';
 import { aliceText } from '../helpers/fixtures.js';
+import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { useTestApp } from '../helpers/helpers.js';
 import { probe } from '../helpers/media.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -96,4 +98,94 @@ describe('long jobs: up to 100,000 characters, asynchronous only', () => {
     expect(words.at(-1)?.end).toBeLessThanOrEqual(info.duration + 0.01);
     expect(words.every((word, index) => index === 0 || word.start >= (words[index - 1]?.start ?? 0))).toBe(true);
   }, 300_000);
+});
+
+describe('long jobs: cancelled, then asked for again', () => {
+  const test = useTestApp({ CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0', API_KEYS: 'key-a,key-b' });
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+
+  async function submit(key: string, payload: Record<string, unknown>): Promise<string> {
+    const response = await test.app.inject({ method: 'POST', url: '/tts', payload, headers: as(key) });
+    expect(response.statusCode, response.body).toBe(202);
+    return response.json<{ id: string }>().id;
+  }
+
+  async function view(key: string, id: string): Promise<JobStatus> {
+    const response = await test.app.inject({ method: 'GET', url: `/jobs/${id}`, headers: as(key) });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<JobStatus>();
+  }
+
+  /** Every view of the job until it ends, polled every 50 ms. */
+  async function follow(key: string, id: string): Promise<JobStatus[]> {
+    const seen = [await view(key, id)];
+    for (const deadline = Date.now() + 120_000; ['queued', 'running'].includes(seen.at(-1)?.state ?? '') && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      seen.push(await view(key, id));
+    }
+    return seen;
+  }
+
+  const firstDone = (seen: JobStatus[]) => seen.find((current) => current.charactersDone !== undefined)?.charactersDone ?? 0;
+
+  it("continues from what the cancelled run spoke, for the same client only; the file is an uninterrupted run's, byte for byte", async () => {
+    // Flite says a sentence the same every time: an uninterrupted run's bytes are known.
+    const request = { text: await aliceText(12_000), voice: 'flite:slt', format: 'mp3', async: true };
+    const cancelled = await submit('key-a', request);
+    let current = await view('key-a', cancelled);
+    for (const deadline = Date.now() + 60_000; (current.charactersDone ?? 0) < (current.characters ?? Infinity) / 2 && current.state !== 'succeeded' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      current = await view('key-a', cancelled);
+    }
+    expect(current.state).toBe('running');
+    const spoken = current.charactersDone as number;
+    const stopped = await test.app.inject({ method: 'DELETE', url: `/jobs/${cancelled}`, headers: as('key-a') });
+    expect(stopped.json<JobStatus>().state).toBe('cancelled');
+
+    // Another client's same request starts from nothing: the first client's checkpoints are not its.
+    const other = await follow('key-b', await submit('key-b', request));
+    expect(other.at(-1)?.state).toBe('succeeded');
+    expect(firstDone(other)).toBeLessThan(spoken / 2);
+    const whole = (await test.fetchFile(other.at(-1)?.result?.url as string)).body;
+
+    // The first client again: its first progress is where the cancelled run was (its sentences read back, not spoken).
+    const again = await follow('key-a', await submit('key-a', request));
+    expect(again.at(-1)?.state).toBe('succeeded');
+    expect(firstDone(again)).toBeGreaterThanOrEqual(spoken);
+    const resumed = (await test.fetchFile(again.at(-1)?.result?.url as string)).body;
+    expect(resumed.length).toBeGreaterThan(100_000);
+    expect(resumed.equals(whole)).toBe(true);
+    // Both done: no checkpoint left behind.
+    expect((await test.listFiles()).filter((file) => file.startsWith('.checkpoints/') && !file.endsWith('/'))).toEqual([]);
+  }, 180_000);
+});
+
+describe('long jobs: progress webhooks (webhook_progress)', () => {
+  const SECRET = 'a-webhook-secret-for-progress';
+  const hooks = useWebhookReceiver();
+  const test = useTestApp({ WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: 'true', CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' });
+
+  it('POSTs job.progress, signed, at each further tenth and in order, then how the job ended; none without asking', async () => {
+    const text = await aliceText(8_000);
+    const asked = await post(test.app, '/tts', { text, voice: 'flite:slt', webhook_url: hooks.url, webhook_progress: true });
+    expect(asked.statusCode, asked.body).toBe(202);
+    const { id } = asked.json<{ id: string }>();
+    const plain = await post(test.app, '/tts', { text: 'No progress for this one, only its end.', voice: 'flite:slt', webhook_url: hooks.url });
+    const { id: plainId } = plain.json<{ id: string }>();
+    const deliveries = await hooks.waitFor(11);
+    const ofJob = (job: string) => deliveries.filter((delivery) => (JSON.parse(delivery.body) as { job: { id: string } }).job.id === job);
+    const events = ofJob(id).map((delivery) => ({ event: delivery.headers['voxreel-event'], body: JSON.parse(delivery.body) as { event: string; job: JobStatus } }));
+    expect(events.at(-1)?.event).toBe('job.succeeded');
+    const progress = events.filter((event) => event.event === 'job.progress');
+    expect(progress.map((event) => event.body.job.progress! - (event.body.job.progress! % 10))).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
+    for (const event of progress) {
+      expect(event.body).toMatchObject({ event: 'job.progress', job: { id, state: 'running' } });
+      // The characters of its sentences: the spaces and line breaks between them are not spoken.
+      expect(event.body.job.characters).toBeGreaterThan(text.length * 0.95);
+      expect(event.body.job.characters).toBeLessThanOrEqual(text.length);
+      expect(event.body.job.charactersDone).toBeGreaterThan(0);
+    }
+    for (const delivery of ofJob(id)) expect(verifyWebhookSignature(SECRET, delivery.headers['voxreel-signature'] as string, delivery.body)).toBe(true);
+    expect(ofJob(plainId).map((delivery) => delivery.headers['voxreel-event'])).toEqual(['job.succeeded']);
+  }, 120_000);
 });

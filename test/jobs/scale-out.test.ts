@@ -150,7 +150,8 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     const spokenBeforeKill = view.charactersDone as number;
     expect(spokenBeforeKill).toBeLessThan((view.characters as number) * 0.8);
     const running = workers.find((worker) => worker.logs.some((entry) => entry.msg === 'job started' && entry.job === id)) as RunningServer;
-    const saved = (await objects(`checkpoints/${id}/`)).length;
+    // The only long job here: every checkpoint in the bucket is its own (kept under its request and client, hashed).
+    const saved = (await objects('checkpoints/')).length;
     expect(saved).toBeGreaterThan(10);
     running.child.kill('SIGKILL');
     await running.exited;
@@ -170,7 +171,7 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
     const progressAfter = after.filter((current) => current.state === 'running' && current.charactersDone !== undefined).map((current) => current.charactersDone as number);
     expect(progressAfter.every((done, index) => index === 0 || done >= (progressAfter[index - 1] as number))).toBe(true);
     // Done: its checkpoints are gone; one file under the job's name.
-    expect(await objects(`checkpoints/${id}/`)).toEqual([]);
+    expect(await objects('checkpoints/')).toEqual([]);
     expect((await objects('audio/')).filter((key) => key.includes(id))).toEqual([`audio/${id}.mp3`]);
     const interrupted = Buffer.from(await (await fetch(done.result?.url ?? '')).arrayBuffer());
 

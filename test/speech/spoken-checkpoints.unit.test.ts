@@ -9,7 +9,7 @@ describe('a spoken utterance as a checkpoint', () => {
       samples,
       sampleRate: 22_050,
       span: { text: 'Down the rabbit-hole. ✨', offset: 1234 },
-      words: [{ start: 0.1 / 3, end: 0.45, textOffset: 0, textLength: 4 }],
+      words: [{ word: 'Down', start: 0.1 / 3, end: 0.45, textOffset: 0, textLength: 4 }],
       pauseBefore: 0.75,
     };
     const back = decodeSpoken(encodeSpoken(spoken));

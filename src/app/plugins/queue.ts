@@ -36,7 +36,10 @@ async function queuePlugin(app: FastifyInstance, { config }: { config: Config })
   const sharedQueue = shared && (await shared.openQueue({ config, log: app.log, followUp }));
   if (sharedQueue) app.metrics.watchSharedQueue(sharedQueue);
   const queue: JobQueue =
-    sharedQueue ?? new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job), onWarning });
+    sharedQueue ?? new LocalJobQueue(app.jobs, executor, { retentionMs: config.jobRetentionMs, onFinished: (job) => void followUp.finished(job),
+      progressReporter: (job) => followUp.progressReporter(job),
+      onWarning,
+    });
   app.decorate('sharedQueue', sharedQueue);
   app.decorate('executor', executor);
   app.decorate('results', results);

@@ -18,6 +18,8 @@ export interface QueuedJobData {
   clientId: string;
   timeoutMs: number;
   webhookUrl?: string;
+  /** With webhookUrl: its progress events too (webhook_progress). */
+  webhookProgress?: boolean;
   cacheKey?: string;
   /** Set when a worker first starts it: a retry after a crash keeps this deadline. */
   deadlineAt?: number;
@@ -138,7 +140,7 @@ export class RedisJobQueue implements JobQueue {
       throw refusalError(refusal, admissionLimits(this.config), retryAfter);
     }
     // A cached answer goes as already published: the worker that takes it answers with it at once.
-    const data: QueuedJobData = { spec, clientId: client.id, timeoutMs, webhookUrl: options.webhookUrl, cacheKey: options.cacheKey, published: options.cached };
+    const data: QueuedJobData = { spec, clientId: client.id, timeoutMs, webhookUrl: options.webhookUrl, webhookProgress: options.webhookProgress, cacheKey: options.cacheKey, published: options.cached };
     try {
       const job = await reachable(this.queue.add(spec.operation, data, { ...queueOptions(this.config), jobId: id, priority: jobPriority(spec) }));
       return { id, outcome: () => this.outcomeOf(job, options.detached ? undefined : client.signal) };

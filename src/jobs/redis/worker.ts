@@ -176,6 +176,8 @@ export class RedisJobWorker {
       void this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
     };
     const run = { deadlineMs: deadlineAt - Date.now(), stoppedBy: [stop.signal, this.shutdown.signal], onFinished };
+    const { clientId, webhookUrl, webhookProgress } = data;
+    const report = this.pipeline.followUp.progressReporter({ id: job.id as string, operation: data.spec.operation, clientId, createdAt: job.timestamp, startedAt: job.processedOn ?? Date.now(), webhookUrl, webhookProgress });
     let result: JobResult;
     this.runningJobs += 1;
     try {
@@ -185,7 +187,11 @@ export class RedisJobWorker {
           tenant: data.clientId,
           name: job.id,
           beforePublish: () => this.fence(job, token),
-          onProgress: (fraction, spoken) => void job.updateProgress({ ...jobProgress(fraction, spoken) }).catch(() => undefined),
+          onProgress: (fraction, spoken) => {
+            const progress = jobProgress(fraction, spoken);
+            void job.updateProgress({ ...progress }).catch(() => undefined);
+            report?.(progress);
+          },
           onWarning: (message, err) => this.log.warn({ err, job: job.id }, message),
           onResumed: (sentences) => this.log.info({ job: job.id, sentences }, 'job resumed: sentences spoken by an earlier run read back from its checkpoints'),
         }),

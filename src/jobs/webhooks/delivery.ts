@@ -9,7 +9,7 @@ import { AppError, abortError } from '../../errors.js';
 import { version } from '../../version.js';
 
 /** What happened to the job a delivery reports on (sent as Voxreel-Event). */
-export type WebhookEvent = 'job.succeeded' | 'job.failed' | 'job.cancelled';
+export type WebhookEvent = 'job.succeeded' | 'job.failed' | 'job.cancelled' | 'job.progress';
 
 export const SIGNATURE_HEADER = 'Voxreel-Signature';
 export const EVENT_HEADER = 'Voxreel-Event';
