@@ -9,6 +9,7 @@ import type { SpeechChunk, WordTiming } from '../../src/engines/types.js';
 import { durationsFile, modelDurations, PiperVoiceCatalog } from '../../src/engines/piper/catalog.js';
 import { PiperEngine } from '../../src/engines/piper/engine.js';
 import { findDurationsTensor, graphOutputSuffix } from '../../src/engines/piper/onnx-durations.js';
+import { noiseTable, seedNoise } from '../../src/engines/onnx/seeded-noise.js';
 import { MAX_IDS, splitSentence } from '../../src/engines/piper/synthesis.js';
 import { piperWordTimings } from '../../src/engines/piper/words.js';
 import { resolveVoice } from '../../src/http/openai-compat.js';
@@ -36,6 +37,7 @@ const LONG_SENTENCE =
   'circled overhead and the bakery on the corner began to fill the narrow streets with the smell of fresh bread.';
 
 const seconds = (chunk: SpeechChunk) => chunk.samples.length / chunk.sampleRate;
+const bytesOf = (chunk: SpeechChunk) => Buffer.from(chunk.samples.buffer, chunk.samples.byteOffset, chunk.samples.byteLength);
 
 /** Every word-like piece of `text`, in order. */
 function wordsOf(text: string): string[] {
@@ -306,6 +308,28 @@ describe.runIf(installed)('Piper engine', () => {
     const rate = chunk.sampleRate;
     const loudness = (word: WordTiming) => rms(chunk.samples.subarray(Math.round(word.start * rate), Math.round(word.end * rate)));
     expect(Math.min(...words.map(loudness))).toBeGreaterThan(0.02);
+  });
+
+  it('says a sentence the same every time, in this process and in a fresh one (its noise from a seeded table), and varied within it', async () => {
+    const { model, replaced } = seedNoise(await readFile(MODEL));
+    expect(replaced).toBe(2);
+    expect(seedNoise(model).replaced).toBe(0);
+    const first = await engine.synthesize(VOICE, SENTENCE);
+    const again = await engine.synthesize(VOICE, SENTENCE);
+    const other = await PiperEngine.create({ voicesDir: VOICES_DIR, poolSize: 1 });
+    try {
+      const fresh = await other.synthesize(VOICE, SENTENCE);
+      expect(bytesOf(again).equals(bytesOf(first))).toBe(true);
+      expect(bytesOf(fresh).equals(bytesOf(first))).toBe(true);
+    } finally {
+      await other.close();
+    }
+    // Still noise, not silence put in its place: the table is standard normal.
+    const table = new Float32Array(noiseTable().buffer.slice(0));
+    const mean = table.reduce((sum, value) => sum + value, 0) / table.length;
+    const variance = table.reduce((sum, value) => sum + (value - mean) ** 2, 0) / table.length;
+    expect(Math.abs(mean)).toBeLessThan(0.01);
+    expect(Math.abs(variance - 1)).toBeLessThan(0.01);
   });
 
   it('maps words back to the text as sent: marks, emoji, quotes, numbers', async () => {

@@ -136,7 +136,7 @@ describe('scale-out: two API processes and two workers on one Redis and one S3 s
   }, 30_000);
 
   it('a long job whose worker is killed is continued by the other from its checkpoints: the same audio, byte for byte, as a run never stopped', async () => {
-    // Flite speaks a sentence the same every time (eSpeak NG and Piper do not: each run of theirs differs a little, stopped or not).
+    // Flite says a sentence the same every time, and fast (eSpeak NG does not: each of its runs differs a little, stopped or not).
     const request = { text: await aliceText(20_000), voice: 'flite:slt', format: 'mp3', timestamps: true, async: true };
     const accepted = await post(first(), '/tts', request);
     expect(accepted.status, await accepted.clone().text()).toBe(202);

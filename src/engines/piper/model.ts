@@ -2,6 +2,7 @@
 // count out. Used on the host's inference thread (inference-thread.ts), the only place a session lives.
 import type { OnnxRuntime, OnnxSession, SessionOptions, Tensor } from '../onnx/session.js';
 import { graphOutputSuffix, readWithSuffix } from './onnx-durations.js';
+import { seedNoise } from '../onnx/seeded-noise.js';
 import type { PiperModelSpec } from './protocol.js';
 
 /** What the inference thread needs of a voice. */
@@ -44,7 +45,9 @@ export class PiperModel {
     // Runs side by side on 1.32 without ONNX Runtime's arena, which would keep both runs' peak for good (a host at
     // about 600 MB after speaking): their buffers go back to the system when the runs are over (idle-trim.ts).
     const memoryArena = runtime.source !== 'pypi';
-    const session = await runtime.createSession(await readWithSuffix(spec.modelPath, suffix), { threads, optimization: optimization(runtime), memoryArena });
+    // Its noise from a fixed table (seeded-noise.ts): a sentence comes out the same in every run and every process.
+    const { model } = seedNoise(await readWithSuffix(spec.modelPath, suffix));
+    const session = await runtime.createSession(model, { threads, optimization: optimization(runtime), memoryArena });
     // onnxruntime keeps its own copy: the file's bytes (60 to 120 MB) need not wait for some later collection.
     (globalThis as { gc?: () => void }).gc?.();
     const durationsOutput = spec.durations && session.outputNames.includes(spec.durations.name) ? spec.durations.name : undefined;

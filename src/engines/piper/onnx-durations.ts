@@ -15,6 +15,7 @@
 // without word timings.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { LENGTH_DELIMITED, MalformedMessage, fieldsOf, lengthDelimited, stringFields, type ByteSource } from '../onnx/protobuf.js';
 
 const MODEL_GRAPH = 7;
 const GRAPH_NODE = 1;
@@ -23,19 +24,12 @@ const NODE_OUTPUT = 2;
 const NODE_OP_TYPE = 4;
 const VALUE_INFO_NAME = 1;
 
-const VARINT = 0;
-const FIXED64 = 1;
-const LENGTH_DELIMITED = 2;
-const FIXED32 = 5;
 
 /** Bytes read from the file this many at a time: the node list is read whole, the weights between are skipped. */
 const WINDOW_BYTES = 64 * 1024;
-const MAX_VARINT_BYTES = 10;
-
-class MalformedModel extends Error {}
 
 /** Positioned reads through one window, so the graph's small fields cost few system calls. */
-class FileBytes {
+class FileBytes implements ByteSource {
   private window = Buffer.alloc(0);
   private windowStart = 0;
 
@@ -45,11 +39,11 @@ class FileBytes {
   ) {}
 
   read(offset: number, length: number): Buffer {
-    if (offset < 0 || length < 0 || offset + length > this.size) throw new MalformedModel('field overruns the file');
+    if (offset < 0 || length < 0 || offset + length > this.size) throw new MalformedMessage('field overruns the file');
     if (offset < this.windowStart || offset + length > this.windowStart + this.window.length) {
       const size = Math.min(Math.max(length, WINDOW_BYTES), this.size - offset);
       const window = Buffer.allocUnsafe(size);
-      if (readSync(this.fd, window, 0, size, offset) !== size) throw new MalformedModel('short read');
+      if (readSync(this.fd, window, 0, size, offset) !== size) throw new MalformedMessage('short read');
       this.window = window;
       this.windowStart = offset;
     }
@@ -57,66 +51,20 @@ class FileBytes {
   }
 }
 
-/** A varint at `offset`: its value (exact below 2^53, far beyond any file) and the offset after it. */
-function readVarint(bytes: FileBytes, offset: number): [number, number] {
-  const head = bytes.read(offset, Math.min(MAX_VARINT_BYTES, bytes.size - offset));
-  let value = 0;
-  let scale = 1;
-  for (let index = 0; index < head.length; index++) {
-    const byte = head[index] ?? 0;
-    value += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) return [value, offset + index + 1];
-    scale *= 128;
-  }
-  throw new MalformedModel('unterminated varint');
-}
-
-/** Calls `visit` with each field of the message in [from, to): its number, wire type and value span. */
-function forEachField(bytes: FileBytes, from: number, to: number, visit: (field: number, wire: number, start: number, end: number) => void): void {
-  let offset = from;
-  while (offset < to) {
-    const [key, afterKey] = readVarint(bytes, offset);
-    const wire = key % 8;
-    const field = Math.floor(key / 8);
-    let start = afterKey;
-    let end: number;
-    if (wire === VARINT) end = readVarint(bytes, start)[1];
-    else if (wire === FIXED64) end = start + 8;
-    else if (wire === FIXED32) end = start + 4;
-    else if (wire === LENGTH_DELIMITED) {
-      const [length, afterLength] = readVarint(bytes, start);
-      start = afterLength;
-      end = start + length;
-    } else throw new MalformedModel(`wire type ${wire}`);
-    if (end > to) throw new MalformedModel('field overruns its message');
-    visit(field, wire, start, end);
-    offset = end;
-  }
-}
-
-function stringsOf(bytes: FileBytes, from: number, to: number, fieldNumber: number): string[] {
-  const found: string[] = [];
-  forEachField(bytes, from, to, (field, wire, start, end) => {
-    if (field === fieldNumber && wire === LENGTH_DELIMITED) found.push(bytes.read(start, end - start).toString('utf8'));
-  });
-  return found;
-}
-
 /** What the durations output needs to know of a model: its Ceil nodes' tensors and the graph's outputs. */
 function inspectGraph(bytes: FileBytes): { ceilOutputs: string[]; graphOutputs: string[] } {
   const ceilOutputs: string[] = [];
   const graphOutputs: string[] = [];
-  forEachField(bytes, 0, bytes.size, (field, wire, graphStart, graphEnd) => {
-    if (field !== MODEL_GRAPH || wire !== LENGTH_DELIMITED) return;
-    forEachField(bytes, graphStart, graphEnd, (graphField, graphWire, start, end) => {
-      if (graphWire !== LENGTH_DELIMITED) return;
-      if (graphField === GRAPH_NODE && stringsOf(bytes, start, end, NODE_OP_TYPE)[0] === 'Ceil') {
-        ceilOutputs.push(...stringsOf(bytes, start, end, NODE_OUTPUT));
-      } else if (graphField === GRAPH_OUTPUT) {
-        graphOutputs.push(...stringsOf(bytes, start, end, VALUE_INFO_NAME));
+  for (const graph of fieldsOf(bytes).filter(({ field, wire }) => field === MODEL_GRAPH && wire === LENGTH_DELIMITED)) {
+    for (const { field, wire, start, end } of fieldsOf(bytes, graph.start, graph.end)) {
+      if (wire !== LENGTH_DELIMITED) continue;
+      if (field === GRAPH_NODE && stringFields(bytes, start, end, NODE_OP_TYPE)[0] === 'Ceil') {
+        ceilOutputs.push(...stringFields(bytes, start, end, NODE_OUTPUT));
+      } else if (field === GRAPH_OUTPUT) {
+        graphOutputs.push(...stringFields(bytes, start, end, VALUE_INFO_NAME));
       }
-    });
-  });
+    }
+  }
   return { ceilOutputs, graphOutputs };
 }
 
@@ -134,26 +82,11 @@ export function findDurationsTensor(modelPath: string): DurationsTensor | undefi
     const [name] = ceilOutputs;
     return ceilOutputs.length === 1 && name ? { name, isOutput: graphOutputs.includes(name) } : undefined;
   } catch (error) {
-    if (error instanceof MalformedModel) return undefined;
+    if (error instanceof MalformedMessage) return undefined;
     throw error;
   } finally {
     closeSync(fd);
   }
-}
-
-function encodeVarint(value: number): number[] {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest > 0x7f) {
-    bytes.push((rest % 128) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(rest);
-  return bytes;
-}
-
-function lengthDelimited(field: number, payload: Uint8Array): Buffer {
-  return Buffer.concat([Buffer.from(encodeVarint(field * 8 + LENGTH_DELIMITED)), Buffer.from(encodeVarint(payload.length)), payload]);
 }
 
 /** The bytes that, appended to a model, add `tensor` to its graph's outputs. */
