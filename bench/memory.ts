@@ -32,6 +32,11 @@ function kb(status: string | undefined, field: 'VmHWM' | 'VmRSS'): number | unde
   return match ? Number(match[1]) : undefined;
 }
 
+/** A process's resident memory now (VmRSS), kB; undefined once it is gone. */
+export function residentKb(pid: number): number | undefined {
+  return kb(readProc(pid, 'status'), 'VmRSS');
+}
+
 /** Every live descendant of `root`, with its kind, its resident memory now (VmRSS) and its peak so far (VmHWM), kB. */
 export function descendants(root: number): Array<{ pid: number; kind: ChildKind; hwmKb: number; rssKb: number }> {
   const children = new Map<number, number[]>();

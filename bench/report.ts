@@ -62,6 +62,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
       `loopback port; the benchmark talks to it with \`fetch\` (undici, keep-alive). Voice: \`${results.voice}\` unless a table names others. ` +
       'Times are end to end (request sent to answer read), medians (p50) of the runs stated, with the fastest and slowest beside.',
     '',
+    ...remeasuredLines(results),
     '## Targets',
     '',
     table(
@@ -83,6 +84,7 @@ export function benchmarksMarkdown(results: Results, notes: string): string {
     ...scalingSection(results),
     ...speechSection(results),
     ...voicesSection(results),
+    ...longFormSection(results),
     '## Notes',
     '',
     '<!-- notes:start -->',
@@ -603,6 +605,48 @@ function wyomingSection(results: Results): string[] {
       "PyPI as script/setup installs it, once on onnxruntime-node 1.30 from npm, the fallback) and by PyPI's " +
       'wyoming-piper 2.5.2 (its own virtual environment), asked by the real client (PyPI wyoming, AsyncTcpClient) as Home Assistant ' +
       'asks: a `synthesize` event, timed to the first `audio-chunk` and to `audio-stop`; the two servers alternate, one untimed round first.',
+    '',
+  ];
+}
+
+/** Which sections a later partial run measured again (npm run bench -- --only … --merge), when and on what. */
+function remeasuredLines(results: Results): string[] {
+  return (results.remeasured ?? []).flatMap((run) => [
+    `**Measured again** on ${run.date.slice(0, 16).replace('T', ' ')} UTC at commit ${run.commit}${run.uncommittedChanges ? ' (with uncommitted changes)' : ''}, ` +
+      `in ${Math.round(run.seconds)} s (load average ${run.loadAverage.start.join(', ')} at its start): ${run.sections.map((section) => `\`${section}\``).join(', ')}; ` +
+      'their figures below and their targets are from that run, the rest from the run above.',
+    '',
+  ]);
+}
+
+function longFormSection(results: Results): string[] {
+  const longForm = results.longForm;
+  if (!longForm) return [];
+  const { audio, takeover, video } = longForm;
+  const minutes = (seconds: number) => `${(seconds / 60).toFixed(1)} min`;
+  const memory = (tree: { restMb: number; peakMb: number; aboveRestMb: number }) => `${tree.restMb} MB at rest, ${tree.peakMb} MB at most (${tree.aboveRestMb} MB above rest)`;
+  return [
+    '## Long jobs: 100,000 characters by job, a worker killed part way, a 15-minute video',
+    '',
+    table(
+      ['job', 'output', 'wall time', '× real time', 'whole process tree'],
+      [
+        [`\`/tts\` mp3, ${audio.characters} characters`, minutes(audio.audioSeconds), `${audio.wallSeconds} s`, `${audio.realTime}×`, memory(audio.memory)],
+        [`\`/tts-video\` ${video.width}×${video.height}, ${video.characters} characters`, minutes(video.videoSeconds), `${video.wallSeconds} s`, `${video.realTime}×`, memory(video.memory)],
+      ],
+    ),
+    '',
+    `Voice \`${longForm.voice}\`; the text is the first chapters of Alice's Adventures in Wonderland (fixtures/alice-chapters-1-8.txt), cut at a sentence. ` +
+      'Each job is sent with `"async": true` to a fresh service (the start-up voice loaded and used once, then at rest) and followed with `GET /jobs/{id}` ' +
+      `every second from its submission to its success; memory is the resident memory of the service and every process under it, sampled every 250 ms. ` +
+      `Progress: ${audio.polls} polls, ${audio.progressMonotonic ? 'charactersDone and progress never fell' : '**charactersDone or progress fell**'}.`,
+    '',
+    takeover.measured
+      ? `Takeover: the same job on an API process and two \`voxreel worker\`s (one Redis, one shared OUTPUT_DIR); the worker running it was killed (SIGKILL) ` +
+        `at ${Math.round(takeover.killedAt * 100)} % of its characters; the other took it over and read ${takeover.resumedSentences} spoken sentences back from the checkpoints; ` +
+        `done ${takeover.wallSeconds} s after submission, progress ${takeover.progressMonotonic ? 'never falling' : '**falling**'}; the file is ` +
+        `${takeover.identical ? 'byte-identical to' : '**not** identical to'} the uninterrupted run's.`
+      : `Takeover: not measured (${takeover.reason}).`,
     '',
   ];
 }

@@ -1,5 +1,6 @@
 // What one benchmark run measured: written to BENCHMARKS.json, read by the report and the targets.
 import type { FirstMinuteResult } from './first-minute.js';
+import type { LongFormResult } from './long-form.js';
 import type { LooksResult } from './looks.js';
 import type { MachineFacts } from './machine.js';
 import type { MemoryResult } from './memory-pass.js';
@@ -39,6 +40,21 @@ export interface Results {
   firstMinute: FirstMinuteResult | null;
   /** Each process kind's start under --cpu-prof: its time to ready and its top self-time entries (bench/start-profile.ts). */
   startProfile: StartProfileRow[] | null;
+  /** Issue 40's long jobs (bench/long-form.ts). */
+  longForm: LongFormResult | null;
+  /** Sections measured again after this run, by `npm run bench -- --only … --merge`, in order. */
+  remeasured?: Remeasured[];
+}
+
+/** A later partial run merged into the results: its sections replace the full run's. */
+export interface Remeasured {
+  sections: string[];
+  date: string;
+  commit: string;
+  uncommittedChanges: boolean;
+  loadAverage: { start: number[]; end: number[] };
+  /** Wall time of that run, seconds. */
+  seconds: number;
 }
 
 /** One target of an issue, judged on this run. */

@@ -6,9 +6,11 @@
  *   npm run bench -- --quick           smoke run (two to three minutes), prints the results, writes nothing
  *   npm run bench -- --only video,speech   some sections only, prints them, writes nothing
  *   npm run bench -- --quick --out f.json  also writes the results as JSON to f.json
+ *   npm run bench -- --only long-form --merge   measures those sections again and puts them into the committed
+ *                                               results (the rest as measured before; the report says which, when)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,6 +31,7 @@ import { profileStarts } from './start-profile.js';
 import { measureSpawnCost, measureThroughput } from './throughput.js';
 import { measureProcessStart, measureTts, type TtsRow } from './tts.js';
 import { LANDSCAPE, PORTRAIT, measureVideo, type VideoRow } from './video.js';
+import { measureLongForm } from './long-form.js';
 import { measureLooks } from './looks.js';
 import { measureMoving } from './moving.js';
 import { compareWyoming, installWyomingPiper, type WyomingComparison } from './wyoming-compare.js';
@@ -36,7 +39,7 @@ import { measureVoices } from './voices.js';
 import { WORST_CASE_VOICES, WORST_INPUTS, measureWorstCases } from './worst-case.js';
 
 const VOICE = 'espeak-ng:en-us';
-const SECTIONS = ['first-minute', 'start-profile', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory'] as const;
+const SECTIONS = ['first-minute', 'start-profile', 'tts', 'throughput', 'video', 'looks', 'moving', 'speech', 'wyoming', 'worst-case', 'voices', 'scale', 'memory', 'long-form'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const PLANS = {
@@ -58,8 +61,10 @@ const PLANS = {
     startProfileRuns: 3,
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
-    // Kokoro's sections (issue 37) made the full run longer than 40 minutes.
-    deadlineMinutes: 60,
+    // 100,000 characters with Piper (about 110 minutes of audio), twice, and a 15-minute video: issue 40.
+    longForm: { characters: 100_000, videoCharacters: 16_500, killAt: 0.4 },
+    // Kokoro's sections (issue 37) made the full run longer than 40 minutes, the long-form section some 20 more.
+    deadlineMinutes: 80,
   },
   quick: {
     ttsSizes: [{ characters: 200, runs: 2 }],
@@ -81,14 +86,18 @@ const PLANS = {
     startProfileRuns: 1,
     spawnBallastMb: [0, 200],
     warmUpRounds: 1,
-    deadlineMinutes: 4,
+    longForm: { characters: 6000, videoCharacters: 6000, killAt: 0.4 },
+    deadlineMinutes: 6,
   },
 };
 type Plan = (typeof PLANS)['full'];
 
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, merge: { type: 'boolean', default: false } },
+  });
+  if (values.merge && (!values.only || values.quick)) throw new Error('--merge puts full runs of the --only sections into the committed results: give --only, not --quick');
   const only = values.only?.split(',').map((name) => name.trim());
   const unknown = only?.filter((name) => !(SECTIONS as readonly string[]).includes(name));
   if (unknown?.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
@@ -127,6 +136,7 @@ async function main(): Promise<void> {
     scale: null,
     firstMinute: null,
     startProfile: null,
+    longForm: null,
   };
   const serverPeakAfterMb: Record<string, number> = {};
   const serverPeakMb = async () => Math.round(((await procStatusKb(service.pid, 'VmHWM')) ?? Number.NaN) / 1024);
@@ -135,7 +145,7 @@ async function main(): Promise<void> {
     const begun = Date.now();
     console.log(title);
     await measure();
-    if (name !== 'memory') serverPeakAfterMb[name] = await serverPeakMb();
+    if (name !== 'memory' && name !== 'long-form') serverPeakAfterMb[name] = await serverPeakMb();
     console.log(`  (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
   };
   try {
@@ -198,6 +208,9 @@ async function main(): Promise<void> {
       for (const [name, mb] of Object.entries(hosts) as Array<[keyof typeof hosts, number]>) pass.processes[name] = Math.max(pass.processes[name] ?? 0, mb);
       memory = { serverPeakMb: serverPeak, serverPeakAfterMb, ...pass };
     });
+    await section('long-form', 'issue 40: long jobs (100,000 characters with Piper by job, a worker killed part way, a 15-minute video), each on fresh processes', async () => {
+      results.longForm = await measureLongForm(plan.longForm, (line) => console.log(`  ${line}`));
+    });
   } finally {
     await service.stop();
     await raw.close();
@@ -218,8 +231,39 @@ async function main(): Promise<void> {
   for (const target of complete.targets) console.log(`${target.pass ? 'PASS' : 'FAIL'}  ${target.description}: ${target.value} ${target.unit} (target ${target.target})`);
   if (values.out) await writeFile(values.out, `${JSON.stringify(complete, null, 2)}\n`);
   if (kind === 'full') await publish(complete);
+  else if (values.merge) await publish(await mergedInto(complete, only as Section[]));
   else console.log(`${kind} run: BENCHMARKS.md, BENCHMARKS.json and README left as they are${values.out ? `; results in ${values.out}` : ''}`);
   console.log(`done in ${complete.seconds} s`);
+}
+
+/** The fields of Results each section fills. */
+const SECTION_FIELDS: Record<Section, ReadonlyArray<keyof Results>> = {
+  'first-minute': ['firstMinute'],
+  'start-profile': ['startProfile'],
+  tts: ['tts', 'processStart'],
+  throughput: ['throughput', 'spawnCost'],
+  video: ['video'],
+  looks: ['looks'],
+  moving: ['moving'],
+  speech: ['speech'],
+  wyoming: ['wyoming'],
+  'worst-case': ['worstCases'],
+  voices: ['voices'],
+  scale: ['scale'],
+  memory: ['memory'],
+  'long-form': ['longForm'],
+};
+
+/** The committed results (BENCHMARKS.json) with `sections` taken from this run, and the run said in `remeasured`. */
+async function mergedInto(run: Results, sections: readonly Section[]): Promise<Results> {
+  const committed = JSON.parse(await readFile(path.join(import.meta.dirname, '../BENCHMARKS.json'), 'utf8')) as Results;
+  const merged: Results = { ...committed };
+  for (const field of sections.flatMap((section) => SECTION_FIELDS[section])) Object.assign(merged, { [field]: run[field] });
+  merged.scaling = scaling(merged.tts, merged.video);
+  const { date, commit, uncommittedChanges, loadAverage } = run.machine;
+  merged.remeasured = [...(committed.remeasured ?? []), { sections: [...sections], date, commit, uncommittedChanges, loadAverage, seconds: run.seconds }];
+  merged.targets = evaluateTargets(merged);
+  return merged;
 }
 
 /** One of each request on both sides, so that no timed run pays for first-use compilation or cold caches. */

@@ -11,7 +11,7 @@ import { answersOf, slowestOf } from './worst-case.js';
 const WORST_CASE_MS = EnvSchema.properties.TTS_TIMEOUT_MS.default / 2;
 
 /** The issues' targets, each judged on the measured p50 (or the p99 or slowest run where it says so); only those this run measured. */
-export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'video' | 'worstCases' | 'voices' | 'looks' | 'scale' | 'firstMinute' | 'moving' | 'wyoming'>): TargetResult[] {
+export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'video' | 'worstCases' | 'voices' | 'looks' | 'scale' | 'firstMinute' | 'moving' | 'wyoming' | 'longForm'>): TargetResult[] {
   const targets: TargetResult[] = [];
   const add = (id: string, description: string, value: number, unit: string, limit: number, target: string, compare: 'at most' | 'below' | 'at least' = 'at most') => {
     const pass = compare === 'below' ? value < limit : compare === 'at least' ? value >= limit : value <= limit;
@@ -89,7 +89,21 @@ export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'v
   }
   addScaleTargets(results.scale, add);
   addMovingTargets(results.moving, add);
+  addLongFormTargets(results.longForm, add);
   return targets;
+}
+
+/** Issue 40: a long job with Piper at 5× real time or more, its tree within 200 MB of rest, its progress never falling; a takeover that changes no byte. */
+function addLongFormTargets(longForm: Results['longForm'], add: AddTarget): void {
+  if (!longForm) return;
+  const { audio, takeover } = longForm;
+  const job = `long /tts job, ${audio.characters} characters, ${longForm.voice}`;
+  add('long-form-real-time', `${job}: audio seconds per wall second, submitted to succeeded`, audio.realTime, '×', 5, '≥ 5×', 'at least');
+  add('long-form-memory', `${job}: resident memory of the whole tree above rest, largest`, audio.memory.aboveRestMb, 'MB', 200, '≤ 200 MB');
+  add('long-form-progress', `${job}: polls whose charactersDone and progress fell below the poll before (of ${audio.polls})`, audio.progressMonotonic ? 0 : 1, '', 0, '0');
+  if (takeover.measured) {
+    add('long-form-takeover', `${job}, its worker killed at ${Math.round(takeover.killedAt * 100)} % and the job finished by another: files differing from the uninterrupted run's`, takeover.identical ? 0 : 1, '', 0, '0');
+  }
 }
 
 /** Records one target (evaluateTargets' `add`). */
