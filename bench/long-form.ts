@@ -187,7 +187,8 @@ async function submit(baseUrl: string, route: string, body: Record<string, unkno
 }
 
 async function jobView(baseUrl: string, id: string): Promise<JobView> {
-  const response = await fetch(`${baseUrl}/jobs/${id}`);
+  // A keep-alive connection the server closed as the poll went out (its event loop busy past the keep-alive timeout while it lays out a long video) is tried again.
+  const response = await fetch(`${baseUrl}/jobs/${id}`).catch(() => fetch(`${baseUrl}/jobs/${id}`));
   if (response.status !== 200) throw new Error(`GET /jobs/${id}: ${response.status}`);
   return (await response.json()) as JobView;
 }

@@ -1,6 +1,5 @@
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
-import { createHash } from 'node:crypto';
 import { AppError, isAppError } from '../errors.js';
 import type { VoiceHandle } from '../engines/types.js';
 import type { LexiconStore } from '../speech/lexicon-store.js';
@@ -19,6 +18,7 @@ import { SpokenCheckpoints } from '../speech/spoken-checkpoints.js';
 import type { SpokenSoFar } from '../speech/synthesizer.js';
 import type { CheckpointStore } from '../storage/checkpoints.js';
 import { storageFailed } from '../storage/storage.js';
+import { requestCacheKey } from './results/request-cache.js';
 
 export interface ExecuteOptions {
   signal: AbortSignal;
@@ -102,7 +102,8 @@ export class JobExecutor {
   private async checkpointsOf(spec: JobSpec, options: ExecuteOptions): Promise<SpokenCheckpoints | undefined> {
     const { checkpoints } = this.deps;
     if (!checkpoints) return undefined;
-    const opened = await SpokenCheckpoints.open(checkpoints, checkpointKey(spec, options.tenant), options.signal).catch(storageFailed);
+    const voice = this.deps.synthesizer.voiceOf(spec.request.voice);
+    const opened = await SpokenCheckpoints.open(checkpoints, checkpointKey(spec, voice, options.tenant), options.signal).catch(storageFailed);
     if (opened.found > 0) options.onResumed?.(opened.found);
     return opened;
   }
@@ -238,9 +239,14 @@ interface RunOptions extends ExecuteOptions {
   checkpoints?: SpokenCheckpoints;
 }
 
-/** Where a long job's checkpoints are kept: its request and its client, hashed (another request, or another client's same request, never reads them). */
-function checkpointKey(spec: JobSpec, tenant: string): string {
-  return createHash('sha256').update(JSON.stringify({ tenant, spec })).digest('base64url');
+/**
+ * Where a long job's checkpoints are kept: the request cache's key of its request (every option, the voice and its
+ * engine, the release) in its client's partition, whatever the cache's scope: another request, another client's
+ * same request, or another release never reads them (and a sentence read back is checked against the one to say).
+ */
+function checkpointKey(spec: JobSpec, voice: VoiceHandle, tenant: string): string {
+  const effective = spec.operation === 'tts' ? effectiveTts(spec.request) : effectiveVideo(spec.request);
+  return requestCacheKey(spec.operation, effective, voice, `checkpoints:${tenant}`);
 }
 
 /** A /tts request with every default filled in (the request cache keys on exactly this). */

@@ -20,7 +20,6 @@ export interface FinishedJob {
 export interface RunningJob {
   id: string;
   operation: QueuedOperation;
-  clientId: string;
   createdAt: number;
   startedAt: number;
   webhookUrl?: string;
@@ -33,6 +32,9 @@ export interface RunningJob {
  * this process (webhooks/outbox.ts).
  */
 export class JobFollowUp {
+  /** Progress events still being sent, by job: the job's end is told after them, never before. */
+  private readonly progressSent = new Map<string, Promise<void>>();
+
   constructor(
     private readonly results: JobResults,
     private readonly webhooks: Config['webhooks'],
@@ -42,6 +44,8 @@ export class JobFollowUp {
 
   async finished(job: FinishedJob): Promise<void> {
     if (job.outcome) await this.results.remember(job.cacheKey, job.outcome);
+    await this.progressSent.get(job.view.id);
+    this.progressSent.delete(job.view.id);
     if (job.webhookUrl && this.webhooks.secret) await this.promise(job.webhookUrl, job.view, job.clientId);
   }
 
@@ -64,7 +68,6 @@ export class JobFollowUp {
     const url = new URL(job.webhookUrl);
     const event: WebhookEvent = 'job.progress';
     let toldTenths = 0;
-    let sending = Promise.resolve();
     return (progress) => {
       const tenths = Math.floor(progress.fraction * 10);
       if (tenths <= toldTenths || tenths >= 10) return;
@@ -78,10 +81,11 @@ export class JobFollowUp {
         ...runningView(progress, job.startedAt, 0),
       };
       const options = { secret, allowPrivate, event, attempts: 1, deliveryId: `${job.id}.progress.${tenths * 10}`, logger: this.logger };
-      sending = sending.then(() => deliverWebhook(url, { event, job: view }, options)).then(
+      const sending = (this.progressSent.get(job.id) ?? Promise.resolve()).then(() => deliverWebhook(url, { event, job: view }, options)).then(
         () => undefined,
         () => undefined,
       );
+      this.progressSent.set(job.id, sending);
     };
   }
 

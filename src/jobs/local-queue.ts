@@ -63,7 +63,7 @@ export class LocalJobQueue implements JobQueue {
           job.state = 'running';
           job.startedAt = Date.now();
           const { webhookUrl, webhookProgress } = options;
-          const report = this.options.progressReporter?.({ id, operation: spec.operation, clientId: job.clientId, createdAt: job.createdAt, startedAt: job.startedAt, webhookUrl, webhookProgress });
+          const report = this.options.progressReporter?.({ id, operation: spec.operation, createdAt: job.createdAt, startedAt: job.startedAt, webhookUrl, webhookProgress });
           return this.executor.execute(spec, {
             signal: jobSignal,
             tenant: job.clientId,

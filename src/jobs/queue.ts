@@ -107,13 +107,15 @@ export function jobProgress(fraction: number, spoken?: SpokenSoFar): JobProgress
 const OWN_PACE_AFTER = 0.05;
 
 /**
- * The running part of a job's view: percent done, what is spoken, and the seconds left: at the job's own pace once it
- * is some way along (a long job's length is its own, not the average job's), else from measured job times.
+ * The running part of a job's view: percent done, what is spoken, and the seconds left: at this run's own pace once
+ * it is some way along (a long job's length is its own, not the average job's; what an earlier run spoke, read back
+ * in moments, does not count as this run's work), else from measured job times.
  */
 export function runningView(progress: JobProgress | undefined, startedAt: number | undefined, averageJobSeconds: number, now = Date.now()): Pick<JobView, 'progress' | 'etaSeconds' | 'characters' | 'charactersDone' | 'secondsDone'> {
   const fraction = Math.min(1, Math.max(0, progress?.fraction ?? 0));
-  const ownPace = startedAt !== undefined && fraction >= OWN_PACE_AFTER ? ((now - startedAt) / 1000 / fraction) * (1 - fraction) : undefined;
   const spoken = progress?.spoken;
+  const byThisRun = spoken && spoken.characters > 0 ? fraction * ((spoken.characters - spoken.readBack) / spoken.characters) : fraction;
+  const ownPace = startedAt !== undefined && byThisRun >= OWN_PACE_AFTER ? ((now - startedAt) / 1000 / byThisRun) * (1 - fraction) : undefined;
   return {
     progress: Math.round(fraction * 100),
     etaSeconds: Math.max(1, Math.round(ownPace ?? averageJobSeconds * (1 - fraction))),

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { MAX_JOB_TEXT } from '../api/fields.js';
 import { MAX_TTS_TEXT, type TtsRequest, type TtsResponse } from '../api/speech.js';
 import { MAX_VIDEO_TEXT, type TtsVideoRequest, type TtsVideoResponse } from '../api/video.js';
 
@@ -28,7 +29,28 @@ export function syncTextLimit(operation: QueuedOperation): number {
  * sentence so that another run continues it.
  */
 export function isLongJob(spec: JobSpec): boolean {
-  return spec.request.text.length > syncTextLimit(spec.operation);
+  return textLength(spec.request.text) > syncTextLimit(spec.operation);
+}
+
+/** A text over what any request takes at once (MAX_TTS_TEXT and MAX_VIDEO_TEXT are the same): a long job's. */
+export function isLongText(characters: number): boolean {
+  return characters > Math.max(MAX_TTS_TEXT, MAX_VIDEO_TEXT);
+}
+
+/** Characters as the schemas count them (maxLength: code points, an emoji one, not two UTF-16 units). */
+export function textLength(text: string): number {
+  let surrogatePairs = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length) {
+      const next = text.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        surrogatePairs += 1;
+        index += 1;
+      }
+    }
+  }
+  return text.length - surrogatePairs;
 }
 
 /** 400 for a long text asked for synchronously: it is taken as an asynchronous job only. */
@@ -38,8 +60,8 @@ export function assertAnswerableNow(spec: JobSpec): void {
   throw new AppError('VALIDATION_ERROR', {
     field: 'text',
     message:
-      `The text is ${spec.request.text.length} characters: a request answered at once takes ${limit} at most. ` +
-      'A longer one (up to 100000) is a long job: send "async": true (or Prefer: respond-async, or a webhook_url) and follow GET /jobs/{id}.',
+      `The text is ${textLength(spec.request.text)} characters: a request answered at once takes ${limit} at most. ` +
+      `A longer one (up to ${MAX_JOB_TEXT}) is a long job: send "async": true (or Prefer: respond-async, or a webhook_url) and follow GET /jobs/{id}.`,
   });
 }
 

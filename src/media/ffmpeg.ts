@@ -1,4 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { ProcessError, runProcess, supervise, type ProcessLimits } from './process.js';
@@ -14,6 +17,8 @@ export interface FfmpegJob extends ProcessLimits {
   inputs: readonly FfmpegInput[];
   /** `-filter_complex` graph; user text must never appear in it (pass text through files). */
   complexFilter?: string;
+  /** Where a graph too long for one argument (a long video's frame lists) is written for `-filter_complex_script`. */
+  scriptDir?: string;
   /** A file path, or a stream that gets ffmpeg's stdout as it is written (a format that needs no seeking); ended on success. */
   output: string | Writable;
   outputOptions: readonly string[];
@@ -39,6 +44,9 @@ export interface MediaInfo {
   size: number;
   streams: MediaStream[];
 }
+
+/** Longest graph passed as an argument; MAX_ARG_STRLEN is 128 KiB, and a graph is ASCII. */
+const MAX_ARGUMENT_CHARACTERS = 64 * 1024;
 
 /**
  * The one door to ffmpeg: fluent-ffmpeg underneath (the design card's choice), with our cancellation,
@@ -79,7 +87,12 @@ export class Ffmpeg {
         command.input(input.source);
         if (input.options?.length) command.inputOptions([...input.options]);
       }
-      if (job.complexFilter) command.complexFilter(job.complexFilter);
+      if (job.complexFilter && job.scriptDir && job.complexFilter.length > MAX_ARGUMENT_CHARACTERS) {
+        // Linux takes no argument longer than 128 KiB (MAX_ARG_STRLEN): a longer graph goes through a file.
+        const script = path.join(job.scriptDir, `filter-graph-${randomBytes(4).toString('hex')}.txt`);
+        writeFileSync(script, job.complexFilter);
+        command.inputOptions(['-filter_complex_script', script]);
+      } else if (job.complexFilter) command.complexFilter(job.complexFilter);
       const stream = typeof job.output === 'string' ? undefined : job.output;
       // Not ended by the pipe: fluent-ffmpeg takes the stream's 'close' for a failure, and ffmpeg's exit may come later.
       if (typeof job.output === 'string') command.output(job.output);

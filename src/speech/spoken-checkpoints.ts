@@ -1,3 +1,4 @@
+import { abortError } from '../errors.js';
 import type { CheckpointStore } from '../storage/checkpoints.js';
 import type { SpokenSpan } from './speech.js';
 
@@ -29,11 +30,14 @@ export class SpokenCheckpoints {
     return this.store.clear(this.job);
   }
 
-  /** The utterance at `index` as spoken by an earlier run, or undefined (none, or unreadable: it is spoken again). */
+  /** The utterance at `index` as spoken by an earlier run, or undefined (none, or unreadable, storage failing included: it is spoken again). */
   async load(index: number, signal?: AbortSignal): Promise<SpokenSpan | undefined> {
     const name = this.nameOf(index);
     if (!this.saved.has(name)) return undefined;
-    const content = await this.store.load(this.job, name, signal);
+    const content = await this.store.load(this.job, name, signal).catch(() => {
+      if (signal?.aborted) throw abortError(signal.reason);
+      return undefined;
+    });
     if (!content) return undefined;
     try {
       return decodeSpoken(content);

@@ -47,7 +47,7 @@ export interface SpeakRequest {
   signal?: AbortSignal;
   /** Spoken this many times faster by the voice itself (only voices with `naturalSpeed`). */
   speed?: number;
-  /** Told, after each sentence, the part of the text spoken so far (0 to 1), and how much that is. */
+  /** Told, after each sentence spoken (not after those read back from checkpoints), the part of the text spoken so far (0 to 1), and how much that is. */
   onProgress?: (fraction: number, spoken: SpokenSoFar) => void;
   /** The sentence cache's partition this request reads and fills (its tenant under CACHE_SCOPE=tenant). */
   cachePartition?: string;
@@ -64,6 +64,8 @@ export interface SpokenSoFar {
   characters: number;
   totalCharacters: number;
   seconds: number;
+  /** Of `characters`, those an earlier run of the job had spoken (read back from its checkpoints, not spoken now). */
+  readBack: number;
 }
 
 /**
@@ -249,21 +251,30 @@ export class Synthesizer {
     const { utterances } = script;
     const characters = utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
     let spokenCharacters = 0;
+    let readBackCharacters = 0;
     const indexed = utterances.map((utterance, index) => ({ utterance, index }));
     for await (const { spoken, readBack } of mapInOrder(indexed, SENTENCES_IN_FLIGHT, firstAlone, ({ utterance, index }) => this.speakOrResume(request, utterance, index))) {
       budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length, spoken.pauseBefore);
       spokenCharacters += spoken.span.text.length;
+      if (readBack) readBackCharacters += spoken.span.text.length;
       // What an earlier run spoke was told by that run (a job's progress never falls back while it is read again).
-      if (!readBack) request.onProgress?.(spokenCharacters / Math.max(1, characters), { characters: spokenCharacters, totalCharacters: characters, seconds: budget.fileSeconds });
+      else {
+        const soFar = { characters: spokenCharacters, totalCharacters: characters, seconds: budget.fileSeconds, readBack: readBackCharacters };
+        request.onProgress?.(spokenCharacters / Math.max(1, characters), soFar);
+      }
       yield spoken;
     }
   }
 
-  /** The utterance at `index` as an earlier run of the job spoke it (its checkpoint: `readBack`), else spoken now and, for a job, saved. */
+  /**
+   * The utterance at `index` as an earlier run of the job spoke it (its checkpoint: `readBack`), when it is the same
+   * utterance in the same voice's rate; else spoken now and, for a job, saved.
+   */
   private async speakOrResume(request: SpeakRequest, utterance: Utterance, index: number): Promise<{ spoken: SpokenSpan; readBack: boolean }> {
     const { checkpoints, signal } = request;
     const saved = await checkpoints?.load(index, signal);
-    if (saved) return { spoken: saved, readBack: true };
+    const same = saved && saved.span.offset === utterance.span.offset && saved.span.text === utterance.span.text && saved.sampleRate === request.voice.sampleRate;
+    if (saved && same) return { spoken: saved, readBack: true };
     const spoken = await this.speakUtterance(request, utterance);
     await checkpoints?.save(index, spoken, signal).catch(storageFailed);
     return { spoken, readBack: false };
@@ -340,15 +351,19 @@ export class Synthesizer {
     const speaking = { ...request, speed: spoken };
     const script = this.scriptOf(speaking, budget);
     const characters = script.utterances.reduce((sum, utterance) => sum + utterance.span.text.length, 0);
-    // What a slow voice (10 characters a second) makes of the text as 16-bit PCM: more than any encoding of it takes.
-    const bytes = Math.ceil((characters / 10 / tempo) * voice.sampleRate * 2) + 4096;
+    const pauses = script.utterances.reduce((sum, utterance) => sum + (utterance.pauseBefore ?? join.gapSeconds ?? GAP_SECONDS), 0);
+    // What a slow voice (10 characters a second) makes of the text, with its pauses, as 16-bit PCM: more than any encoding of it takes.
+    const bytes = Math.ceil(((characters / 10 + pauses) / tempo) * voice.sampleRate * 2) + 4096;
+    // Times of sentences and words only where the answer has them: they grow with the text.
+    const timed = request.timestamps === true || request.marks === true;
     return this.publishAudio(request, script.text, budget, bytes, async (output) => {
       const joiner = new SpeechJoiner(voice.sampleRate, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
       const timing: Pick<Speech, 'sentences' | 'words'> = { sentences: [], words: [] };
-      const pieces = this.pcmPieces(speaking, script, budget, joiner, (piece) => {
+      const keepTimes = (piece: Pick<Speech, 'sentences' | 'words'>) => {
         timing.sentences.push(...piece.sentences);
         timing.words.push(...piece.words);
-      });
+      };
+      const pieces = this.pcmPieces(speaking, script, budget, joiner, timed ? keepTimes : undefined);
       let spokenFailure: unknown;
       const pcm = Readable.from(
         (async function* () {

@@ -1,4 +1,4 @@
-/** A job's private work in storage (what it has already spoken), kept under the job's name so that another process or node can continue it; never served, removed when the job ends or by the sweep. */
+/** A job's private work in storage (what it has already spoken), kept under a key of the job's (its request and client, hashed) so that another process or node can continue it; never served, removed when the job ends or by the sweep. */
 export interface CheckpointStore {
   /** The names saved under `job` (one listing: a directory read, or paginated ListObjectsV2). */
   list(job: string, signal?: AbortSignal): Promise<Set<string>>;

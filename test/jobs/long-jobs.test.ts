@@ -6,7 +6,8 @@ import { verifyWebhookSignature } from '../../src/jobs/webhooks/delivery.js';
 import { aliceText } from '../helpers/fixtures.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { useTestApp } from '../helpers/helpers.js';
-import { probe } from '../helpers/media.js';
+import { decodeErrors, decodeFrames, probe } from '../helpers/media.js';
+import { captionPixels } from '../helpers/video-helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const VOICE = 'espeak-ng:en-us';
@@ -97,6 +98,35 @@ describe('long jobs: up to 100,000 characters, asynchronous only', () => {
     expect(words.at(-1)?.end).toBeGreaterThan(info.duration - 2);
     expect(words.at(-1)?.end).toBeLessThanOrEqual(info.duration + 0.01);
     expect(words.every((word, index) => index === 0 || word.start >= (words[index - 1]?.start ?? 0))).toBe(true);
+  }, 300_000);
+});
+
+describe('long jobs: a video longer than one splice segment (5 minutes at 30 fps)', () => {
+  const test = useTestApp({ CACHE_MAX_ENTRIES: '0', SENTENCE_CACHE_MB: '0' });
+  const downloads = useTempDir('voxreel-long-video-');
+
+  it('is put together by the splicer in segments: every frame there, captions drawn on both sides of the cut', async () => {
+    const text = await aliceText(6000);
+    const accepted = await post(test.app, '/tts-video', { text, voice: VOICE, resolution: '720p', async: true });
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    const { id } = accepted.json<{ id: string }>();
+    let current = await status(test.app, id);
+    for (const deadline = Date.now() + 240_000; ['queued', 'running'].includes(current.state) && Date.now() < deadline; current = await status(test.app, id)) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(current.state, JSON.stringify(current.error)).toBe('succeeded');
+    const result = current.result as NonNullable<JobStatus['result']> & { renderPath: string; width: number; height: number };
+    expect(result.renderPath).toBe('spliced');
+    expect(result.duration).toBeGreaterThan(310);
+    const file = path.join(downloads, `${id}.mp4`);
+    await writeFile(file, (await test.fetchFile(result.url)).body);
+    const info = await probe(file);
+    const video = info.streams.find((stream) => stream.codecType === 'video');
+    expect(Math.abs((video?.duration ?? 0) - result.duration)).toBeLessThan(0.1);
+    expect(await decodeErrors(file)).toBe('');
+    // The last frame of the first segment and the first of the second (frame 9000), and one well into it: words on each.
+    const frames = await decodeFrames(file, [8999, 9000, 9300], { width: result.width, height: result.height });
+    for (const frame of frames) expect(captionPixels(frame, result.width).count).toBeGreaterThan(200);
   }, 300_000);
 });
 

@@ -88,6 +88,11 @@ export function stringFields(source: ByteSource, from: number, to: number, numbe
     .map(({ start, end }) => Buffer.from(source.read(start, end - start)).toString('utf8'));
 }
 
+/** A varint field's value (0 when the field is absent). */
+export function varintOf(source: ByteSource, field: Field | undefined): number {
+  return field ? varintAt(source, field.start)[0] : 0;
+}
+
 /** A varint at `offset`: its value (exact below 2^53, far beyond any file) and the offset after it. */
 function varintAt(source: ByteSource, offset: number): [number, number] {
   const head = source.read(offset, Math.min(10, source.size - offset));

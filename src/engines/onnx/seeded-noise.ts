@@ -10,9 +10,16 @@
 // ONNX (onnx/onnx.proto): ModelProto.graph = 7; GraphProto.node = 1, GraphProto.initializer = 5; NodeProto.input = 1,
 // output = 2, name = 3, op_type = 4, domain = 7; TensorProto.dims = 1, data_type = 2, name = 8, raw_data = 9.
 // Operators of the default domain at opset 13 or later take this form (Range, Mod: 11; Gather, Reshape, Size: 13).
-import { LENGTH_DELIMITED, MalformedMessage, bufferSource, fieldsOf, lengthDelimited, stringFields, varintField, type ByteSource, type Field } from './protobuf.js';
+import { FIXED32, LENGTH_DELIMITED, MalformedMessage, VARINT, bufferSource, fieldsOf, lengthDelimited, stringFields, varintField, varintOf, type ByteSource, type Field } from './protobuf.js';
 
 const MODEL_GRAPH = 7;
+const MODEL_OPSET_IMPORT = 8;
+const OPSET_DOMAIN = 1;
+const OPSET_VERSION = 2;
+const ATTRIBUTE_NAME = 1;
+const ATTRIBUTE_FLOAT = 2;
+const ATTRIBUTE_INT = 3;
+const NODE_ATTRIBUTE = 5;
 const GRAPH_NODE = 1;
 const GRAPH_INITIALIZER = 5;
 const NODE_INPUT = 1;
@@ -40,8 +47,9 @@ export interface SeededModel {
 }
 
 /**
- * The model with its RandomNormalLike nodes (of float output) replaced by the fixed noise table; a model without
- * any, or bytes that do not parse as one, come back as they were (ONNX Runtime then says what is wrong with them).
+ * The model with its RandomNormalLike nodes replaced by the fixed noise table, where each is standard normal (mean 0,
+ * scale 1) of float output and the model's default opset has Range and Mod (11 or later); a model without any, of an
+ * older opset, or bytes that do not parse as one, come back as they were (ONNX Runtime says what is wrong with those).
  */
 export function seedNoise(model: Uint8Array): SeededModel {
   try {
@@ -54,6 +62,7 @@ export function seedNoise(model: Uint8Array): SeededModel {
 
 function replaceRandomNormal(model: Uint8Array): SeededModel {
   const source = bufferSource(model);
+  if (defaultOpset(source) < 11) return { model, replaced: 0 };
   const parts: Uint8Array[] = [];
   let cursor = 0;
   let replaced = 0;
@@ -81,7 +90,30 @@ function replaceRandomNormal(model: Uint8Array): SeededModel {
 function isRandomNormal(source: ByteSource, node: Field): boolean {
   const [opType] = stringFields(source, node.start, node.end, NODE_OP_TYPE);
   const [domain = ''] = stringFields(source, node.start, node.end, NODE_DOMAIN);
-  return opType === 'RandomNormalLike' && (domain === '' || domain === 'ai.onnx');
+  if (opType !== 'RandomNormalLike' || (domain !== '' && domain !== 'ai.onnx')) return false;
+  // Standard normal floats only: what the table holds (a seed attribute is what it stands in for).
+  return fieldsOf(source, node.start, node.end)
+    .filter(({ field }) => field === NODE_ATTRIBUTE)
+    .every((attribute) => {
+      const [name] = stringFields(source, attribute.start, attribute.end, ATTRIBUTE_NAME);
+      const value = (number: number, wire: number) => fieldsOf(source, attribute.start, attribute.end).find((field) => field.field === number && field.wire === wire);
+      const float = value(ATTRIBUTE_FLOAT, FIXED32);
+      const floatValue = float ? Buffer.from(source.read(float.start, 4)).readFloatLE(0) : 0;
+      if (name === 'mean') return floatValue === 0;
+      if (name === 'scale') return float !== undefined && floatValue === 1;
+      if (name === 'dtype') return varintOf(source, value(ATTRIBUTE_INT, VARINT)) === FLOAT;
+      return name === 'seed';
+    });
+}
+
+/** The version of the default ONNX domain the model imports (0 when it names none). */
+function defaultOpset(source: ByteSource): number {
+  for (const opset of fieldsOf(source).filter(({ field, wire }) => field === MODEL_OPSET_IMPORT && wire === LENGTH_DELIMITED)) {
+    const [domain = ''] = stringFields(source, opset.start, opset.end, OPSET_DOMAIN);
+    const version = fieldsOf(source, opset.start, opset.end).find(({ field, wire }) => field === OPSET_VERSION && wire === VARINT);
+    if (domain === '' || domain === 'ai.onnx') return varintOf(source, version);
+  }
+  return 0;
 }
 
 /** The nodes that stand for one RandomNormalLike: its output from the table, in the shape of its input. */

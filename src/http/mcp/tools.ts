@@ -1,7 +1,8 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { ErrorBody } from '../../api/errors.js';
 import type { JobAccepted, JobStatus } from '../../api/jobs.js';
-import { TtsRequest, type TtsResponse } from '../../api/speech.js';
+import { MAX_TTS_TEXT, TtsRequest, type TtsResponse } from '../../api/speech.js';
+import { NonBlankText } from '../../api/fields.js';
 import { TtsVideoRequest } from '../../api/video.js';
 import type { VoiceList } from '../../api/voices.js';
 import { specOf } from '../../jobs/spec.js';
@@ -89,7 +90,8 @@ async function requestOf(args: Record<string, unknown>, api: ServiceApi): Promis
 
 const VoiceArgument = Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from list_voices; default: the recommended English voice.' }));
 
-const SpeakInput = Type.Composite([Type.Omit(TtsRequest, ['async', 'webhook_url', 'timestamps', 'voice']), Type.Object({ voice: VoiceArgument })], {
+// speak answers at once: a request's worth of text (make_video is a job, and takes a long job's).
+const SpeakInput = Type.Composite([Type.Omit(TtsRequest, ['async', 'webhook_url', 'webhook_progress', 'timestamps', 'voice', 'text']), Type.Object({ text: NonBlankText(MAX_TTS_TEXT), voice: VoiceArgument })], {
   additionalProperties: false,
 });
 
@@ -112,7 +114,7 @@ const SpeakOutput = Type.Object({
   currency: Type.String(),
 });
 
-const MakeVideoInput = Type.Composite([Type.Omit(TtsVideoRequest, ['async', 'webhook_url', 'voice']), Type.Object({ voice: VoiceArgument })], {
+const MakeVideoInput = Type.Composite([Type.Omit(TtsVideoRequest, ['async', 'webhook_url', 'webhook_progress', 'voice']), Type.Object({ voice: VoiceArgument })], {
   additionalProperties: false,
 });
 

@@ -1,6 +1,7 @@
 import { cancelReason } from '../../errors.js';
 import { jobTimeoutMs, movingAverage, runJob, type JobTimeouts, type Operation } from '../lifecycle.js';
 import type { Limiter } from './limiter.js';
+import { isLongText } from '../spec.js';
 import type { ClientQuota } from './quota.js';
 
 export type { Operation } from '../lifecycle.js';
@@ -71,8 +72,11 @@ export class JobSlots {
   private runAdmitted<T>(operation: Operation, client: JobClient, work: (signal: AbortSignal) => Promise<T>, priority: number): Promise<T> {
     const waiting = AbortSignal.any([client.signal, this.shutdown.signal]);
     const onFinished = (seconds: number, outcome: string) => {
-      this.averageSeconds = movingAverage(this.averageSeconds, seconds);
-      this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
+      // A long job's hours would stand for every job's in the ETAs and Retry-Afters: its own pace gives its ETA.
+      if (!isLongText(client.characters)) {
+        this.averageSeconds = movingAverage(this.averageSeconds, seconds);
+        this.averageByOperation.set(operation, movingAverage(this.averageByOperation.get(operation), seconds));
+      }
       this.observer?.jobFinished(operation, seconds, outcome);
     };
     const deadlineMs = jobTimeoutMs(this.timeouts, operation, client.characters);

@@ -13,6 +13,7 @@ import { closeRedis, connectQueueRedis } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { JOB_ATTEMPTS, LOST_RESULT, WORKER_BEAT_MS, queueKeys, timesOf, type QueuedJobData } from './queue.js';
+import { isLongJob } from '../spec.js';
 
 export interface WorkerLog {
   info(obj: object, msg: string): void;
@@ -173,11 +174,12 @@ export class RedisJobWorker {
     const onFinished = (seconds: number, outcome: string) => {
       this.log.info({ job: job.id, outcome, seconds }, 'job finished');
       this.observer?.jobFinished(data.spec.operation, seconds, outcome);
-      void this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
+      // A long job's hours would stand for every job's in the ETAs: its own pace gives its ETA.
+      if (!isLongJob(data.spec)) void this.recordSeconds(data.spec.operation, seconds).catch(() => undefined);
     };
     const run = { deadlineMs: deadlineAt - Date.now(), stoppedBy: [stop.signal, this.shutdown.signal], onFinished };
-    const { clientId, webhookUrl, webhookProgress } = data;
-    const report = this.pipeline.followUp.progressReporter({ id: job.id as string, operation: data.spec.operation, clientId, createdAt: job.timestamp, startedAt: job.processedOn ?? Date.now(), webhookUrl, webhookProgress });
+    const { webhookUrl, webhookProgress } = data;
+    const report = this.pipeline.followUp.progressReporter({ id: job.id as string, operation: data.spec.operation, createdAt: job.timestamp, startedAt: job.processedOn ?? Date.now(), webhookUrl, webhookProgress });
     let result: JobResult;
     this.runningJobs += 1;
     try {

@@ -162,6 +162,7 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
     ].join(';'),
     ...first,
     moreOutputs: more,
+    scriptDir: job.workDir,
     signal: job.signal,
     timeoutMs: job.timeoutMs,
     killGraceMs: job.killGraceMs,
@@ -193,6 +194,22 @@ interface Segment {
  * it; after it, the band is the captions' own rows, so that a caption change re-encodes no more than them.
  */
 function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, titleEnd: number | undefined): Segment[] {
+  return titledSegments(scenes, totalFrames, titleEnd).flatMap((segment) => {
+    const pieces: Segment[] = [];
+    for (let start = segment.start; start < segment.end; start += MAX_SEGMENT_FRAMES) pieces.push({ ...segment, start, end: Math.min(segment.end, start + MAX_SEGMENT_FRAMES) });
+    return pieces;
+  });
+}
+
+/**
+ * Frames of one segment at most. A segment's band frames are picked by one `select` expression, a term a caption
+ * change, and ffmpeg 5.1 cannot set up one of some 8,000 terms ("Cannot allocate memory": a 14-minute video at
+ * 30 fps); a longer stretch is put together in segments of this many frames, 5 minutes at 30 fps (no video of
+ * MAX_VIDEO_SECONDS is cut).
+ */
+const MAX_SEGMENT_FRAMES = 9000;
+
+function titledSegments(scenes: readonly PictureScene[], totalFrames: number, titleEnd: number | undefined): Segment[] {
   return scenes.flatMap((scene, input) => {
     const end = scenes[input + 1]?.start ?? totalFrames;
     const whole = { layer: scene.layer, input, start: scene.start, end };
