@@ -364,21 +364,7 @@ export class Synthesizer {
         timing.words.push(...piece.words);
       };
       const pieces = this.pcmPieces(speaking, script, budget, joiner, timed ? keepTimes : undefined);
-      let spokenFailure: unknown;
-      const pcm = Readable.from(
-        (async function* () {
-          try {
-            yield* pieces;
-          } catch (error) {
-            spokenFailure = error;
-            throw error;
-          }
-        })(),
-      );
-      await encodePcm(this.ffmpeg, pcm, voice.sampleRate, { encoding: request.encoding, speed: tempo, output, signal }).catch((error: unknown) => {
-        pcm.destroy();
-        return rethrowAsAppError('MEDIA_FAILED')(spokenFailure ?? error);
-      });
+      await encodeAsSpoken(pieces, (pcm) => encodePcm(this.ffmpeg, pcm, voice.sampleRate, { encoding: request.encoding, speed: tempo, output, signal }));
       return { samples: new Int16Array(0), sampleRate: voice.sampleRate, duration: joiner.seconds, ...timing, text: script.text, marks: script.marks };
     });
   }
@@ -441,29 +427,18 @@ export class Synthesizer {
       }
       return;
     }
-    let spokenFailure: unknown;
     const script = this.scriptOf(speaking, budget);
     const pieces = this.pcmPieces(speaking, script, budget, new SpeechJoiner(voice.sampleRate, join), request.onWords && wordsInTurn(script.text, tempo, request.onWords));
     // Synthesis starts now, not when the encoder first reads.
     const head = pieces.next();
     void head.catch(() => undefined);
-    const pcm = Readable.from(
-      (async function* () {
-        try {
-          const first = await head;
-          if (first.done) return;
-          yield first.value;
-          yield* pieces;
-        } catch (error) {
-          spokenFailure = error;
-          throw error;
-        }
-      })(),
-    );
-    await this.encoders.encode(pcm, voice.sampleRate, { ...options, output }).catch((error: unknown) => {
-      pcm.destroy();
-      return rethrowAsAppError('MEDIA_FAILED')(spokenFailure ?? error);
-    });
+    const startedNow = (async function* () {
+      const first = await head;
+      if (first.done) return;
+      yield first.value;
+      yield* pieces;
+    })();
+    await encodeAsSpoken(startedNow, (pcm) => this.encoders.encode(pcm, voice.sampleRate, { ...options, output }));
   }
 
   /**
@@ -478,6 +453,28 @@ export class Synthesizer {
     }
     yield pcmBytes(joiner.end());
   }
+}
+
+/**
+ * Encodes PCM `pieces` through `encode` as they are spoken. A failure of the speech (an engine, the budget) is what
+ * the caller gets, not the broken pipe it leaves the encoder with; the encoder's own failure is MEDIA_FAILED.
+ */
+async function encodeAsSpoken(pieces: AsyncIterable<Buffer>, encode: (pcm: Readable) => Promise<void>): Promise<void> {
+  let spokenFailure: unknown;
+  const pcm = Readable.from(
+    (async function* () {
+      try {
+        yield* pieces;
+      } catch (error) {
+        spokenFailure = error;
+        throw error;
+      }
+    })(),
+  );
+  await encode(pcm).catch((error: unknown) => {
+    pcm.destroy();
+    return rethrowAsAppError('MEDIA_FAILED')(spokenFailure ?? error);
+  });
 }
 
 /** Words as they are said: their spans without the emoji at their ends (words.ts spokenSpan). */
