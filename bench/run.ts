@@ -62,7 +62,7 @@ const PLANS = {
     spawnBallastMb: [0, 200, 500],
     warmUpRounds: 3,
     // 100,000 characters with Piper (about 110 minutes of audio), twice, and a 15-minute video: issue 40.
-    longForm: { characters: 100_000, videoCharacters: 16_500, killAt: 0.4 },
+    longForm: { characters: 100_000, videoCharacters: 18_500, killAt: 0.4 },
     // Kokoro's sections (issue 37) made the full run longer than 40 minutes, the long-form section some 20 more.
     deadlineMinutes: 80,
   },
