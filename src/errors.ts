@@ -26,7 +26,7 @@ export const ErrorTable = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   ASSET_TOO_LARGE: { status: 413, message: 'The file exceeds an upload limit (bytes, pixels or seconds).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
-  UNSUPPORTED_ASSET: { status: 415, message: 'The file is not a supported image (PNG, JPEG, WebP), audio file (MP3, WAV, OGG Vorbis or Opus, M4A/AAC, FLAC) or video clip (MP4, MOV, WebM: H.264, VP9, AV1).' },
+  UNSUPPORTED_ASSET: { status: 415, message: 'The file is not a supported image (PNG, JPEG, WebP), audio file (MP3, WAV, OGG Vorbis or Opus, M4A/AAC, FLAC) video clip (MP4, MOV, WebM: H.264, VP9, AV1) or EPUB book without DRM.' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range lies outside the file.' },
   EXPECTATION_FAILED: { status: 417, message: 'The only expectation supported is Expect: 100-continue.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },

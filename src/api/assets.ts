@@ -4,7 +4,7 @@ import { ASSET_FORMATS, ASSET_KINDS } from '../assets/formats.js';
 // Uploaded images and music (POST /assets, GET and DELETE /assets/{id}).
 
 export const AssetKind = Type.Union(ASSET_KINDS.map((kind) => Type.Literal(kind)), {
-  description: '`image` (a background picture), `audio` (a music track) or `video` (a background clip, its sound never used).',
+  description: '`image` (a background picture, a cover), `audio` (a music track), `video` (a background clip, its sound never used) or `book` (an EPUB read as chapters: `book` on /tts and /tts-video).',
 });
 export type AssetKind = Static<typeof AssetKind>;
 
@@ -13,7 +13,7 @@ export const AssetFormat = Type.Union(
   {
     description:
       'What the content is, read from its bytes: png, jpeg, webp; wav, mp3, ogg (Vorbis or Opus), m4a (AAC in MP4), aac (ADTS), flac; ' +
-      'mp4 and mov (H.264, VP9 or AV1), webm (VP9 or AV1).',
+      'mp4 and mov (H.264, VP9 or AV1), webm (VP9 or AV1); epub (EPUB 2 or 3, without DRM).',
   },
 );
 export type AssetFormat = Static<typeof AssetFormat>;
@@ -22,7 +22,7 @@ export type AssetFormat = Static<typeof AssetFormat>;
 export const AssetUpload = Type.Object({
   file: Type.String({
     format: 'binary',
-    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio; MP4, MOV or WebM video clip (H.264, VP9, AV1). Recognised by its bytes.',
+    description: 'One file: PNG, JPEG or WebP image; MP3, WAV, OGG (Vorbis, Opus), M4A/AAC or FLAC audio; MP4, MOV or WebM video clip (H.264, VP9, AV1); an EPUB 2 or 3 book without DRM. Recognised by its bytes.',
   }),
 });
 export type AssetUpload = Static<typeof AssetUpload>;
@@ -43,6 +43,9 @@ export const AssetResponse = Type.Object({
   height: Type.Optional(Type.Integer({ description: 'Images: height in pixels.' })),
   duration: Type.Optional(Type.Number({ description: 'Audio: seconds, as decoded.' })),
   loudness: Type.Optional(Type.Number({ description: 'Audio: integrated loudness in LUFS (EBU R128); music is levelled against the narration with it.' })),
+  title: Type.Optional(Type.String({ description: 'Book: its title, from its package.' })),
+  chapters: Type.Optional(Type.Integer({ description: 'Book: chapters in its reading order (each a document of its spine with text, titled from its navigation).' })),
+  characters: Type.Optional(Type.Integer({ description: 'Book: characters of its chapters\' titles and texts; a job takes MAX_JOB_TEXT (100000) at most.' })),
   created_at: Type.String({ format: 'date-time' }),
   expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'From then on the asset is gone (404, and refused where a request names it); null when assets are kept.',

@@ -5,15 +5,51 @@ import { Type } from '@sinclair/typebox';
 export const NonBlankText = (maxLength: number, description = `Text to speak, 1 to ${maxLength} characters.`) =>
   Type.String({ minLength: 1, maxLength, pattern: '\\S', description });
 
-/** A queued operation's text: a request's worth at once, a long job's (async) up to MAX_JOB_TEXT. */
+/** Most characters of text an asynchronous /tts or /tts-video job takes (a long job); a synchronous request takes a tenth of that at most. */
+export const MAX_JOB_TEXT = 100_000;
+
+/** A queued operation's text: a request's worth at once, a long job's (async) up to MAX_JOB_TEXT; required unless its chapters come otherwise. */
 export const JobText = (syncLength: number) =>
   NonBlankText(
     MAX_JOB_TEXT,
-    `Text to speak, 1 to ${syncLength} characters; up to ${MAX_JOB_TEXT} in an asynchronous job (\`async\`, \`Prefer: respond-async\` or a webhook), spoken into its file as it goes and continued by another worker should its own stop (docs/api.md, Long jobs).`,
+    `Text to speak, 1 to ${syncLength} characters; up to ${MAX_JOB_TEXT} in an asynchronous job (\`async\`, \`Prefer: respond-async\` or a webhook), spoken into its file as it goes and continued by another worker should its own stop (docs/api.md, Long jobs). ` +
+      'Required, unless `chapters` or `book` gives the text. A line that is a Markdown heading (`# Title` to `###### Title`) starts a chapter (docs/api.md, Chapters): its title is said after a pause, its `#`s are markup (not said, shown or billed).',
   );
 
-/** Most characters of text an asynchronous /tts or /tts-video job takes (a long job); a synchronous request takes a tenth of that at most. */
-export const MAX_JOB_TEXT = 100_000;
+/** Chapters a request may have (ID3's table of contents counts to 255). */
+export const MAX_CHAPTERS = 255;
+
+/** The text as chapters, in place of `text`: each said as a Markdown heading and its text would be. */
+export const Chapters = Type.Array(
+  Type.Object(
+    {
+      title: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'The chapter\'s title: said first, after a pause, and its name in the file and in `chapters`.' }),
+      text: NonBlankText(MAX_JOB_TEXT, 'The chapter\'s text.'),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    minItems: 1,
+    maxItems: MAX_CHAPTERS,
+    description: `In place of \`text\`: 1 to ${MAX_CHAPTERS} chapters, read in order, each title then its text; the text they make (each title as a Markdown heading) is limited and billed as \`text\` is.`,
+  },
+);
+
+/** An uploaded book (POST /assets, an EPUB) as the text. */
+export const BookId = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description:
+    'In place of `text`: the id of an uploaded EPUB (POST /assets, kind `book`): its chapters in reading order (the spine), titled from its navigation, notes and scripts left out; its title and cover go into the file (m4b, mp3) unless `title` or `cover` says otherwise.',
+});
+
+/** A chapter of a finished file. */
+export const TimedChapter = Type.Object({
+  title: Type.String(),
+  start: Type.Number({ description: 'Seconds into the file where its title\'s first word starts (the first chapter: 0).' }),
+  end: Type.Number({ description: 'Seconds into the file where the next chapter starts, or the file ends.' }),
+});
+
 
 export const TextType = Type.Union([Type.Literal('text'), Type.Literal('ssml')], {
   description:

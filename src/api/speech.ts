@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AnswerOptions, Billed, JobText, LexiconIds, TextType, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, BookId, Chapters, JobText, LexiconIds, TextType, TimedChapter, VoiceId } from './fields.js';
 
 export const MAX_TTS_TEXT = 5000;
 
-export const AudioFormat = Type.Union([Type.Literal('mp3'), Type.Literal('wav'), Type.Literal('ogg')], {
+export const AudioFormat = Type.Union([Type.Literal('mp3'), Type.Literal('wav'), Type.Literal('ogg'), Type.Literal('m4b')], {
   default: 'mp3',
-  description: 'mp3 (MPEG-1/2 Layer III), wav (16-bit PCM), ogg (Ogg Vorbis).',
+  description:
+    'mp3 (MPEG-1/2 Layer III), wav (16-bit PCM), ogg (Ogg Vorbis), m4b (an audiobook: AAC in MP4). A text with chapters gets them in the file: ' +
+    'mp3 as ID3 CHAP and CTOC frames, m4b as chapter atoms; wav and ogg have none (they are in `chapters` and `chaptersUrl`).',
 });
 export type AudioFormat = Static<typeof AudioFormat>;
 
@@ -21,7 +23,9 @@ export type Loudness = Static<typeof Loudness>;
 export const TtsRequest = Type.Object(
   {
     ...AnswerOptions,
-    text: JobText(MAX_TTS_TEXT),
+    text: Type.Optional(JobText(MAX_TTS_TEXT)),
+    chapters: Type.Optional(Chapters),
+    book: Type.Optional(BookId),
     text_type: Type.Optional(TextType),
     marks: Type.Optional(
       Type.Boolean({ default: false, description: 'Also return speech marks: the time of each sentence, word and SSML <mark>, like Amazon Polly\'s.' }),
@@ -36,6 +40,10 @@ export const TtsRequest = Type.Object(
     ),
     loudness: Type.Optional(Loudness),
     lexicons: Type.Optional(LexiconIds),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'The title written into the file (mp3 ID3 TIT2, m4b ©nam); a book\'s own by default.' })),
+    cover: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'An uploaded image (POST /assets, kind `image`) as the cover of an m4b or mp3 (ID3 APIC); a book\'s own by default.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -67,8 +75,10 @@ export const TtsResponse = Type.Object({
   format: AudioFormat,
   bytes: Type.Integer({ description: 'Size of the file.' }),
   words: Type.Optional(Type.Array(WordTimestamp, { description: 'With `timestamps`: every word of `text`, in order.' })),
-  captionsUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.vtt`, WebVTT with word timestamps.' })),
+  captionsUrl: Type.Optional(Type.String({ description: 'With `timestamps` or chapters: `<CDN_URL>/captions/<name>.vtt`, WebVTT of the whole text with word timestamps.' })),
   srtUrl: Type.Optional(Type.String({ description: 'With `timestamps`: `<CDN_URL>/captions/<name>.srt`, the same captions as SRT.' })),
   marks: Type.Optional(Type.Array(SpeechMark, { description: 'With `marks`: sentences, words and SSML marks in the order they are spoken.' })),
+  chapters: Type.Optional(Type.Array(TimedChapter, { description: 'A text with chapters (Markdown headings, `chapters`, `book`): each with its span in the file.' })),
+  chaptersUrl: Type.Optional(Type.String({ description: 'With chapters: `<CDN_URL>/captions/<name>.chapters.vtt`, WebVTT of the chapters (a cue each, its title as text).' })),
 });
 export type TtsResponse = Static<typeof TtsResponse>;

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from './video-options.js';
-import { AnswerOptions, Billed, JobText, LexiconIds, TextType, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, BookId, Chapters, JobText, LexiconIds, TextType, TimedChapter, VoiceId } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from './video-options.js';
 
@@ -10,7 +10,9 @@ export const MAX_VIDEO_TEXT = 5000;
 export const TtsVideoRequest = Type.Object(
   {
     ...AnswerOptions,
-    text: JobText(MAX_VIDEO_TEXT),
+    text: Type.Optional(JobText(MAX_VIDEO_TEXT)),
+    chapters: Type.Optional(Chapters),
+    book: Type.Optional(BookId),
     text_type: Type.Optional(TextType),
     voice: VoiceId,
     resolution: Type.Optional(VideoResolution),
@@ -97,6 +99,8 @@ export const TtsVideoResponse = Type.Object({
   frameRate: FrameRate,
   subtitles: Type.Boolean({ description: 'Whether captions are burned into the picture.' }),
   bytes: Type.Integer({ description: 'Size of the video file.' }),
+  chapters: Type.Optional(Type.Array(TimedChapter, { description: 'A text with chapters (Markdown headings, `chapters`, `book`): each with its span in the video, a card with its title shown as it starts.' })),
+  chaptersUrl: Type.Optional(Type.String({ description: 'With chapters: `<CDN_URL>/captions/<name>.chapters.vtt`, WebVTT of the chapters.' })),
   renderPath: Type.Optional(
     Type.Union([Type.Literal('spliced'), Type.Literal('plain'), Type.Literal('moving')], {
       description:

@@ -1,11 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 
-/** What an upload is for: a background picture, a music track, or a background clip (its sound never used). */
-export const ASSET_KINDS = ['image', 'audio', 'video'] as const;
+/** What an upload is for: a background picture, a music track, a background clip (its sound never used), or a book to read (EPUB). */
+export const ASSET_KINDS = ['image', 'audio', 'video', 'book'] as const;
 export type AssetKind = (typeof ASSET_KINDS)[number];
 
 /** What an upload's content is, read from its bytes. */
-export const ASSET_FORMATS = ['png', 'jpeg', 'webp', 'wav', 'mp3', 'ogg', 'm4a', 'aac', 'flac', 'mp4', 'mov', 'webm'] as const;
+export const ASSET_FORMATS = ['png', 'jpeg', 'webp', 'wav', 'mp3', 'ogg', 'm4a', 'aac', 'flac', 'mp4', 'mov', 'webm', 'epub'] as const;
 export type AssetFormat = (typeof ASSET_FORMATS)[number];
 
 export interface FormatSpec {
@@ -39,6 +39,8 @@ export const FORMATS: Readonly<Record<AssetFormat, FormatSpec>> = {
   mp4: { kind: 'video', extension: 'mp4', demuxer: 'mov', codecs: VIDEO_CODECS },
   mov: { kind: 'video', extension: 'mov', demuxer: 'mov', codecs: VIDEO_CODECS },
   webm: { kind: 'video', extension: 'webm', demuxer: 'matroska', codecs: ['vp9', 'av1'] },
+  // Read by assets/epub.ts, never by ffmpeg.
+  epub: { kind: 'book', extension: 'epub', demuxer: 'none', codecs: [] },
 };
 
 /** Bytes enough to recognise every format (an ID3 tag only announces where the audio starts). */
@@ -61,6 +63,8 @@ export function sniff(head: Buffer): Sniffed {
   if (head.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
   if (head.length >= 10 && ascii(0, 3) === 'ID3') return 'id3';
   if (head.length >= 4 && ascii(0, 4) === 'OggS') return 'ogg';
+  // A zip's local file header (APPNOTE 4.3.7): an EPUB's container (its package is checked by assets/epub.ts).
+  if (head.length >= 4 && head.readUInt32LE(0) === 0x04034b50) return 'epub';
   if (head.length >= 4 && ascii(0, 4) === 'fLaC') return 'flac';
   // ISO BMFF (ISO 14496-12 §4.3): the major brand says audio (M4A, M4B), QuickTime, or one of the general brands.
   if (head.length >= 12 && ascii(4, 8) === 'ftyp') {

@@ -32,7 +32,8 @@ const CPU_LIMIT_REACHED = /received signal 24\b/;
 export type AssetFacts =
   | { kind: 'image'; width: number; height: number }
   | { kind: 'audio'; duration: number; loudness?: number; format?: AssetFormat }
-  | { kind: 'video'; width: number; height: number; duration: number; bt709?: true };
+  | { kind: 'video'; width: number; height: number; duration: number; bt709?: true }
+  | { kind: 'book'; title?: string; chapters: number; characters: number };
 
 interface ProbedStream {
   codec_type?: string;

@@ -12,7 +12,8 @@ import { ownerFolder } from '../storage/owner-folder.js';
 import { readRecord } from '../storage/records.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { ASSET_FORMATS, ASSET_KINDS, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type AssetFormat, type AssetKind, type ImageHeader } from './formats.js';
-import { inspectAsset, refuse, type AssetLimits } from './inspect.js';
+import { readBook, readBookEntry, type Book } from './epub.js';
+import { inspectAsset, refuse, type AssetFacts, type AssetLimits } from './inspect.js';
 import { AssetQuota } from './quota.js';
 
 /** 128 random bits, base64url: what `newId` makes and the only shape an id may have. */
@@ -36,6 +37,10 @@ const AssetRecord = Type.Object({
   loudness: Type.Optional(Type.Number()),
   /** A clip in yuv420p, tagged BT.709, limited range: at the frame's size it is used as it is. */
   bt709: Type.Optional(Type.Boolean()),
+  /** A book: its title, chapters and characters, as read on upload (assets/epub.ts). */
+  title: Type.Optional(Type.String()),
+  chapters: Type.Optional(Type.Integer({ minimum: 1 })),
+  characters: Type.Optional(Type.Integer({ minimum: 1 })),
   created: Type.String(),
 });
 type AssetRecord = Static<typeof AssetRecord>;
@@ -56,6 +61,9 @@ export interface ResolvedAsset {
   loudness?: number;
   bt709?: boolean;
 }
+
+/** A book as a request reads it: its chapters, title, and its cover's bytes. */
+export type ReadBook = Omit<Book, 'cover'> & { cover?: { data: Buffer; format: 'jpeg' | 'png' } };
 
 /** A received file waiting in the temporary folder: `admit` checks and stores it; `discard` removes it. */
 export interface Upload {
@@ -162,7 +170,7 @@ export class AssetStore {
       await this.assertFreeSpace(upload.bytes);
       release = await this.quota.reserve(owner, upload.bytes);
       const header = FORMATS[upload.format].kind === 'image' ? await this.imageHeader(upload) : undefined;
-      const facts = await this.gate.run(() => inspectAsset(this.ffmpeg, upload.path, upload.format, header, this.options.limits, signal), signal);
+      const facts = upload.format === 'epub' ? await bookFacts(upload.path) : await this.gate.run(() => inspectAsset(this.ffmpeg, upload.path, upload.format, header, this.options.limits, signal), signal);
       return await this.commit(upload, ownerFolder(owner), { format: upload.format, bytes: upload.bytes, ...facts });
     } finally {
       await release?.();
@@ -207,6 +215,16 @@ export class AssetStore {
     if (asset.kind !== kind) throw new AppError('UNKNOWN_ASSET', { field, message: `${field} takes an asset of kind ${kind}; this one is ${asset.kind}.` });
     const { format, width, height, duration, loudness, bt709 } = asset;
     return { path: this.fileOf(ownerFolder(owner), asset), kind, format, width, height, duration, loudness, bt709 };
+  }
+
+  /**
+   * `owner`'s book with this id read as chapters (assets/epub.ts), its cover's bytes with it; UNKNOWN_ASSET (422)
+   * naming `field` when the id names no live book of theirs.
+   */
+  async book(id: string, owner: string, field: string): Promise<ReadBook> {
+    const { path: file } = await this.resolve(id, owner, 'book', field);
+    const { cover, ...book } = await readBook(file);
+    return { ...book, ...(cover ? { cover: { data: await readBookEntry(file, cover.entry), format: cover.format } } : {}) };
   }
 
   /**
@@ -353,4 +371,10 @@ export class AssetStore {
   private recordOf(folder: string, id: string): string {
     return path.join(this.options.dir, folder, `${id}.json`);
   }
+}
+
+/** What a book upload is found to be: read whole (assets/epub.ts), so that one it cannot read is refused now. */
+async function bookFacts(file: string): Promise<AssetFacts> {
+  const book = await readBook(file);
+  return { kind: 'book', ...(book.title ? { title: book.title.slice(0, 500) } : {}), chapters: book.chapters.length, characters: book.characters };
 }

@@ -28,8 +28,10 @@ export async function answerJob<O extends QueuedOperation>(
   spec: SpecOf<O>,
   answer: AnswerOptions,
 ): Promise<JobAnswers[O] | JobAccepted> {
-  const characters = spec.request.text.length;
-  const outcome = await app.jobRequests.submit(spec, jobClient(request, characters), {
+  // A book's text is read first: its characters are what the request weighs.
+  const ready = await app.jobRequests.withBookText(spec, jobClient(request, 0).id);
+  const characters = ready.request.text.length;
+  const outcome = await app.jobRequests.submit(ready, jobClient(request, characters), {
     detached: wantsAsync(request, answer.async),
     webhookUrl: answer.webhook_url,
     webhookProgress: answer.webhook_progress,

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { AssetStore } from '../assets/store.js';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../errors.js';
@@ -15,6 +16,8 @@ import type { TtsResponse } from '../api/speech.js';
 import type { TtsVideoResponse } from '../api/video.js';
 import { isLongJob, syncTextLimit, type JobOutcome, type JobSpec, type TtsSpec, type TtsVideoSpec } from './spec.js';
 import { SpokenCheckpoints } from '../speech/spoken-checkpoints.js';
+import type { AudioTags } from '../speech/audio-chapters.js';
+import type { TimedChapter } from '../speech/chapters.js';
 import type { SpokenSoFar } from '../speech/synthesizer.js';
 import type { CheckpointStore } from '../storage/checkpoints.js';
 import { storageFailed } from '../storage/storage.js';
@@ -59,6 +62,7 @@ export class JobExecutor {
   async check(spec: JobSpec, tenant: string): Promise<VoiceHandle> {
     const voice = spec.operation === 'tts' ? this.deps.synthesizer.resolveVoice(spec.request) : this.deps.maker.resolveVoice(videoJob(spec.request));
     if (spec.operation === 'tts-video') await this.videoInputs(spec.request, tenant);
+    else await this.audioTags(spec.request, tenant);
     const lexicons = await this.deps.lexicons.resolve(spec.request.lexicons, tenant);
     // What the text alone shows of the budget (its spoken length, its breaks), refused before the job is queued.
     const { text, text_type: textType } = spec.request;
@@ -134,6 +138,7 @@ export class JobExecutor {
       cachePartition: this.deps.partition(options.tenant),
       long: options.long,
       checkpoints: options.checkpoints,
+      tags: await this.audioTags(request, options.tenant),
     });
     const body: TtsResponse = {
       status: 'success',
@@ -160,8 +165,9 @@ export class JobExecutor {
             srtUrl: result.captions.srt.url,
           }
         : {}),
+      ...(result.chapters && result.chaptersFile ? { chapters: result.chapters.map(roundChapter), chaptersUrl: result.chaptersFile.url } : {}),
     };
-    const files = [result.file.key, ...(result.captions ? [result.captions.vtt.key, result.captions.srt.key] : [])];
+    const files = [result.file.key, ...(result.captions ? [result.captions.vtt.key, result.captions.srt.key] : []), ...(result.chaptersFile ? [result.chaptersFile.key] : [])];
     return { body, files };
   }
 
@@ -210,11 +216,28 @@ export class JobExecutor {
       characters: result.characters,
       bytes: result.video.bytes,
       renderPath: result.renderPath,
+      ...(result.chapters && result.chaptersFile ? { chapters: result.chapters.map(roundChapter), chaptersUrl: result.chaptersFile.url } : {}),
     };
-    return { body, files: [result.video.key, result.captions.key] };
+    return { body, files: [result.video.key, result.captions.key, ...(result.chaptersFile ? [result.chaptersFile.key] : [])] };
   }
 
   /** The uploaded images and music a video uses, looked up (they may have expired since the request was checked). */
+  /**
+   * What an audio file is tagged with besides its chapters: `title`, and `cover` (an image of the client's, JPEG or
+   * PNG); a book's own title and cover where the request gives none.
+   */
+  private async audioTags(request: TtsSpec, tenant: string): Promise<Omit<AudioTags, 'chapters'> | undefined> {
+    const { assets } = this.deps;
+    const book = request.book && (!request.title || !request.cover) ? await assets.book(request.book, tenant, 'book') : undefined;
+    const image = request.cover ? await assets.resolve(request.cover, tenant, 'image', 'cover') : undefined;
+    if (image && image.format !== 'jpeg' && image.format !== 'png') {
+      throw new AppError('VALIDATION_ERROR', { field: 'cover', message: `A cover is a JPEG or PNG image (what MP4 and ID3 take); this one is ${image.format}.` });
+    }
+    const cover = image ? { data: await readFile(image.path), format: image.format as 'jpeg' | 'png' } : book?.cover;
+    const title = request.title ?? book?.title;
+    return title || cover ? { ...(title ? { title } : {}), ...(cover ? { cover } : {}) } : undefined;
+  }
+
   private async videoInputs(
     request: TtsVideoSpec,
     tenant: string,
@@ -249,10 +272,20 @@ function checkpointKey(spec: JobSpec, voice: VoiceHandle, tenant: string): strin
   return requestCacheKey(spec.operation, effective, voice, `checkpoints:${tenant}`);
 }
 
+/** The fields that are set (a request without them keys as before they existed). */
+function definedOf<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** A chapter's times to the millisecond, as word times are. */
+function roundChapter(chapter: TimedChapter): TimedChapter {
+  return { title: chapter.title, start: Math.round(chapter.start * 1000) / 1000, end: Math.round(chapter.end * 1000) / 1000 };
+}
+
 /** A /tts request with every default filled in (the request cache keys on exactly this). */
 export function effectiveTts(request: TtsSpec) {
-  const { text, text_type, voice, format = 'mp3', speed = 1, timestamps = false, marks = false, loudness = false } = request;
-  return { text, text_type, voice, format, speed, timestamps, marks, loudness, ...lexiconsOf(request) };
+  const { text, text_type, voice, format = 'mp3', speed = 1, timestamps = false, marks = false, loudness = false, title, cover, book } = request;
+  return { text, text_type, voice, format, speed, timestamps, marks, loudness, ...lexiconsOf(request), ...definedOf({ title, cover, book }) };
 }
 
 /** Everything that makes a /tts-video what it is, defaults filled in (the request cache keys on exactly this). */

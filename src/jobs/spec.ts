@@ -1,12 +1,13 @@
 import { AppError } from '../errors.js';
-import { MAX_JOB_TEXT } from '../api/fields.js';
+import { MAX_CHAPTERS, MAX_JOB_TEXT } from '../api/fields.js';
+import { chaptersText, headingCount, type ChapterText } from '../speech/chapters.js';
 import { MAX_TTS_TEXT, type TtsRequest, type TtsResponse } from '../api/speech.js';
 import { MAX_VIDEO_TEXT, type TtsVideoRequest, type TtsVideoResponse } from '../api/video.js';
 
 /** What a job asks for, exactly as its request gave it (minus how to answer): plain data, so it can wait in Redis. */
 export type JobSpec = { operation: 'tts'; request: TtsSpec } | { operation: 'tts-video'; request: TtsVideoSpec };
-export type TtsSpec = Omit<TtsRequest, AnswerField>;
-export type TtsVideoSpec = Omit<TtsVideoRequest, AnswerField>;
+export type TtsSpec = Omit<TtsRequest, AnswerField | 'chapters'> & { text: string };
+export type TtsVideoSpec = Omit<TtsVideoRequest, AnswerField | 'chapters'> & { text: string };
 /** What says how to answer, not what to make (fields.ts AnswerOptions). */
 type AnswerField = 'async' | 'webhook_url' | 'webhook_progress';
 export type QueuedOperation = JobSpec['operation'];
@@ -85,11 +86,41 @@ export function outcomeOf<O extends QueuedOperation>(_operation: O, outcome: Job
   return outcome as JobOutcome<O>;
 }
 
-/** The request without what only says how to answer (`async`, `webhook_url`, `webhook_progress`). */
-export function specOf<T extends { async?: boolean; webhook_url?: string; webhook_progress?: boolean }>(request: T): Omit<T, AnswerField> {
-  const spec: T = { ...request };
+/** What a request gives its text by: `text`, or `chapters` (made into text here), or `book` (its text read by the caller: bookText). */
+interface TextFields {
+  text?: string;
+  chapters?: ChapterText[];
+  book?: string;
+  async?: boolean;
+  webhook_url?: string;
+  webhook_progress?: boolean;
+}
+
+/**
+ * The request as a job: without what only says how to answer (`async`, `webhook_url`, `webhook_progress`), its text
+ * given by exactly one of `text`, `chapters` (each title a Markdown heading before its text) or `book` (left as `text`
+ * '' for the caller, which reads the book's, bookText), with at most MAX_CHAPTERS chapters; else 400.
+ */
+export function specOf<T extends TextFields>(request: T): Omit<T, AnswerField | 'chapters'> & { text: string } {
+  const given = (['text', 'chapters', 'book'] as const).filter((field) => request[field] !== undefined);
+  if (given.length === 0) throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text is required (or chapters, or book: an uploaded EPUB).' });
+  if (given.length > 1) throw new AppError('VALIDATION_ERROR', { field: given[1], message: `Give one of ${given.join(' and ')}: each is the whole text.` });
+  const spec = { ...request };
   delete spec.async;
   delete spec.webhook_url;
   delete spec.webhook_progress;
-  return spec;
+  delete spec.chapters;
+  const { chapters } = request;
+  const text = chapters ? chaptersText(chapters) : (request.text ?? '');
+  if (chapters && textLength(text) > MAX_JOB_TEXT) {
+    throw new AppError('VALIDATION_ERROR', { field: 'chapters', message: `The chapters make a text of ${textLength(text)} characters: a job takes ${MAX_JOB_TEXT} at most.` });
+  }
+  assertChapterCount(text);
+  return { ...spec, text };
+}
+
+/** 400 for a text with more chapters (Markdown headings) than MAX_CHAPTERS. */
+export function assertChapterCount(text: string, field = 'text'): void {
+  const count = headingCount(text);
+  if (count > MAX_CHAPTERS) throw new AppError('VALIDATION_ERROR', { field, message: `The text has ${count} chapters (Markdown headings): a request takes ${MAX_CHAPTERS} at most.` });
 }

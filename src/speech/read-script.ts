@@ -2,6 +2,7 @@
 // starts with <speak>), plain text otherwise.
 import { AppError } from '../errors.js';
 import type { Voice } from '../engines/voice.js';
+import { markdownChapters } from './chapters.js';
 import { plainScript, type Script } from './script.js';
 import { looksLikeSsml, parseSsml } from './ssml/parse.js';
 import { ssmlScript } from './ssml/script.js';
@@ -22,9 +23,9 @@ export function readScript(text: string, textType?: TextType, field = 'text'): S
   return script;
 }
 
-/** The written text of a request (SSML without its markup): what captions show and billing counts. */
+/** The written text of a request (SSML without its markup, Markdown headings without theirs): what captions show and billing counts. */
 export function writtenText(text: string, textType?: TextType): string {
-  return isSsml(text, textType) ? readScript(text, textType).text : text;
+  return isSsml(text, textType) ? readScript(text, textType).text : (markdownChapters(text)?.text ?? text);
 }
 
 /** 422 UNSUPPORTED_SSML when the script asks of the voice what its engine cannot do. */

@@ -6,6 +6,7 @@ import { silenceEmoji } from '../engines/emoji-text.js';
 import { MappedTextBuilder, type MappedText } from '../engines/mapped-text.js';
 import type { PhonemeSpan } from '../engines/types.js';
 import { splitSentences, type TextSpan } from './sentences.js';
+import { CHAPTER_PAUSE_SECONDS, markdownChapters, TITLE_PAUSE_SECONDS, type ScriptChapter } from './chapters.js';
 
 export interface Utterance {
   /** The written text it stands for: `text` is Script.text.slice(offset, offset + text.length). */
@@ -37,6 +38,8 @@ export interface Script {
   marks: ScriptMark[];
   /** Spans of the written text given as IPA (SSML phoneme), which only some engines take. */
   phonemes?: PhonemeSpan[];
+  /** Chapters (chapters.ts): Markdown headings of plain text, each title an utterance of its own. */
+  chapters?: ScriptChapter[];
 }
 
 /** Appends `source`'s units [start, end) as they are, each standing for itself at `shift` + its index in the written text. */
@@ -45,13 +48,31 @@ export function appendAsWritten(builder: MappedTextBuilder, source: string, star
   return builder;
 }
 
-/** Plain text: one utterance per sentence (sentences.ts), emoji left out of what is spoken. */
-export function plainScript(text: string): Script {
-  const utterances = splitSentences(silenceEmoji(text)).map((span) => ({
-    span: { text: text.slice(span.offset, span.offset + span.text.length), offset: span.offset },
-    spoken: appendAsWritten(new MappedTextBuilder(), span.text, 0, span.text.length, span.offset).build(),
+/** Plain text: one utterance per sentence (sentences.ts), emoji left out of what is spoken; Markdown headings start chapters. */
+export function plainScript(source: string): Script {
+  const marked = markdownChapters(source);
+  if (!marked) return { text: source, utterances: sentenceUtterances(source, 0, source.length), marks: [] };
+  const { text, chapters, titleEnds } = marked;
+  const utterances: Utterance[] = sentenceUtterances(text, 0, chapters[0]?.offset ?? 0);
+  for (const [index, chapter] of chapters.entries()) {
+    const titleEnd = titleEnds[index] as number;
+    const title = sentenceUtterances(text, chapter.offset, titleEnd);
+    const body = sentenceUtterances(text, titleEnd, chapters[index + 1]?.offset ?? text.length);
+    // A pause before each title (not before the first thing said), and a shorter one between a title and its text.
+    const [first] = title;
+    if (first && utterances.length > 0) first.pauseBefore = CHAPTER_PAUSE_SECONDS;
+    if (body[0]) body[0].pauseBefore = TITLE_PAUSE_SECONDS;
+    utterances.push(...title, ...body);
+  }
+  return { text, utterances, marks: [], chapters };
+}
+
+/** One utterance per sentence of text[from, to), said as written. */
+function sentenceUtterances(text: string, from: number, to: number): Utterance[] {
+  return splitSentences(silenceEmoji(text.slice(from, to))).map((span) => ({
+    span: { text: text.slice(from + span.offset, from + span.offset + span.text.length), offset: from + span.offset },
+    spoken: appendAsWritten(new MappedTextBuilder(), span.text, 0, span.text.length, from + span.offset).build(),
     rate: 1,
     volumeDb: 0,
   }));
-  return { text, utterances, marks: [] };
 }

@@ -1,4 +1,5 @@
 import type { SpeechChunk, WordTiming } from '../engines/types.js';
+import type { ScriptChapter } from './chapters.js';
 import type { ScriptMark } from './script.js';
 import type { TextSpan } from './sentences.js';
 
@@ -28,4 +29,6 @@ export interface Speech {
   text?: string;
   /** SSML marks: names at offsets into the written text. */
   marks?: ScriptMark[];
+  /** Chapters: titles at offsets into the written text (chapters.ts). */
+  chapters?: ScriptChapter[];
 }

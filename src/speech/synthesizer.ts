@@ -5,7 +5,9 @@ import { pipeline } from 'node:stream/promises';
 import type { SentenceCache } from './sentence-cache.js';
 import type { EngineName, PhonemeSpan, Speaker, SpeechChunk, VoiceHandle } from '../engines/types.js';
 import { AUDIO_ENCODINGS, STREAMABLE_ENCODINGS, WarmEncoders, encodePcm, encodeSpeech, type AudioEncoding } from './audio-encoding.js';
-import { audioCues, srtFile, webVttFile } from './captions/cues.js';
+import { audioCues, chaptersVttFile, srtFile, webVttFile, type AudioCue } from './captions/cues.js';
+import { tagAudio, type AudioTags } from './audio-chapters.js';
+import { chapterTimes, type ScriptChapter, type TimedChapter } from './chapters.js';
 import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
@@ -14,7 +16,7 @@ import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, pcmBytes, SpeechJoiner, type Joi
 import { stretchChunk, withGain, writtenWords } from './utterance-audio.js';
 import type { Speech, SpokenSpan } from './speech.js';
 import type { ScratchSpace } from '../storage/scratch.js';
-import { publishFiles, storageFailed, type Storage, type StoredFile } from '../storage/storage.js';
+import { publishFiles, storageFailed, type Companion, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Lexicon } from './lexicon.js';
 import { RequestBudget, type BudgetLimits } from './request-budget.js';
 import { assertSpeakable, readScript, type TextType } from './read-script.js';
@@ -114,6 +116,8 @@ export interface AudioRequest extends SpeakRequest {
   name?: string;
   /** Runs before the files are published; a throw publishes nothing (see publishFiles). */
   beforePublish?: () => Promise<void>;
+  /** Written into the file where its container takes them (audio-chapters.ts), with its chapters. */
+  tags?: Omit<AudioTags, 'chapters'>;
 }
 
 export interface AudioResult {
@@ -127,6 +131,9 @@ export interface AudioResult {
   /** With `timestamps`: every word with its times in the file, its span without the emoji at its ends (words.ts spokenSpan). */
   words?: SpokenWord[];
   captions?: { vtt: StoredFile; srt: StoredFile };
+  /** A text with chapters: each with its span in the file, and their WebVTT. */
+  chapters?: TimedChapter[];
+  chaptersFile?: StoredFile;
 }
 
 export interface StreamRequest extends SpeakRequest {
@@ -233,7 +240,7 @@ export class Synthesizer {
     const script = this.scriptOf(request, budget);
     const chunks: SpokenSpan[] = [];
     for await (const chunk of this.speakInOrder(request, script, budget)) chunks.push(chunk);
-    return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks };
+    return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks, ...(script.chapters ? { chapters: script.chapters } : {}) };
   }
 
   /** What the request says, as its voice is to say it (lexicons, English normalization: spoken-text.ts), checked against `budget` before it is built whole. */
@@ -332,7 +339,7 @@ export class Synthesizer {
     const progress = onProgress && ((fraction: number, spoken: SpokenSoFar) => onProgress(fraction * SPEECH_SHARE, spoken));
     if (request.long) return this.renderLongAudio({ ...request, onProgress: progress });
     const { speech, tempo, budget } = await this.speakWhole({ ...request, onProgress: progress });
-    return this.publishAudio(request, speech.text ?? request.text, budget, encodedBytes(speech, tempo), async (output) => {
+    return this.publishAudio(request, { text: speech.text ?? request.text, chapters: speech.chapters }, budget, encodedBytes(speech, tempo), async (output) => {
       await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, loudness: request.loudness, output, signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
       return speech;
     });
@@ -354,9 +361,9 @@ export class Synthesizer {
     const pauses = script.utterances.reduce((sum, utterance) => sum + (utterance.pauseBefore ?? join.gapSeconds ?? GAP_SECONDS), 0);
     // What a slow voice (10 characters a second) makes of the text, with its pauses, as 16-bit PCM: more than any encoding of it takes.
     const bytes = Math.ceil(((characters / 10 + pauses) / tempo) * voice.sampleRate * 2) + 4096;
-    // Times of sentences and words only where the answer has them: they grow with the text.
-    const timed = request.timestamps === true || request.marks === true;
-    return this.publishAudio(request, script.text, budget, bytes, async (output) => {
+    // Times of sentences and words only where the answer has them (chapters start at words): they grow with the text.
+    const timed = request.timestamps === true || request.marks === true || script.chapters !== undefined;
+    return this.publishAudio(request, { text: script.text, chapters: script.chapters }, budget, bytes, async (output) => {
       const joiner = new SpeechJoiner(voice.sampleRate, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
       const timing: Pick<Speech, 'sentences' | 'words'> = { sentences: [], words: [] };
       const keepTimes = (piece: Pick<Speech, 'sentences' | 'words'>) => {
@@ -365,39 +372,59 @@ export class Synthesizer {
       };
       const pieces = this.pcmPieces(speaking, script, budget, joiner, timed ? keepTimes : undefined);
       await encodeAsSpoken(pieces, (pcm) => encodePcm(this.ffmpeg, pcm, voice.sampleRate, { encoding: request.encoding, speed: tempo, output, signal }));
-      return { samples: new Int16Array(0), sampleRate: voice.sampleRate, duration: joiner.seconds, ...timing, text: script.text, marks: script.marks };
+      return { samples: new Int16Array(0), sampleRate: voice.sampleRate, duration: joiner.seconds, ...timing, text: script.text, marks: script.marks, chapters: script.chapters };
     });
   }
 
   /**
    * Publishes an audio file `encode` writes at `output` (it returns the speech it wrote, for its timing), with its
-   * captions when asked: they appear at their URLs complete or not at all. `bytes`: most the file may take.
+   * captions when asked or when the text has chapters (then also the chapters' WebVTT, and the chapters, title and
+   * cover in the file where its container takes them): they appear at their URLs complete or not at all.
+   * `written`: the written text, and its chapters. `bytes`: most the file may take.
    */
-  private async publishAudio(request: AudioRequest, written: string, budget: RequestBudget, bytes: number, encode: (output: string) => Promise<Speech>): Promise<AudioResult> {
+  private async publishAudio(request: AudioRequest, written: { text: string; chapters?: ScriptChapter[] }, budget: RequestBudget, bytes: number, encode: (output: string) => Promise<Speech>): Promise<AudioResult> {
     const encoding = AUDIO_ENCODINGS[request.encoding];
+    const { text } = written;
+    const chaptered = written.chapters !== undefined;
+    const captioned = request.timestamps === true || chaptered;
+    const companions: Companion<ProducedAudio>[] = [
+      ...(captioned
+        ? [
+            { kind: 'captions' as const, extension: 'vtt', content: ({ cues }: ProducedAudio) => webVttFile(cues ?? []) },
+            { kind: 'captions' as const, extension: 'srt', content: ({ cues }: ProducedAudio) => srtFile(cues ?? []) },
+          ]
+        : []),
+      ...(chaptered ? [{ kind: 'captions' as const, extension: 'chapters.vtt', content: ({ chapters }: ProducedAudio) => chaptersVttFile(chapters ?? []) }] : []),
+    ];
     const published = await publishFiles(
       this.storage,
       { kind: 'audio', extension: encoding.extension },
-      async (output) => {
+      async (output): Promise<ProducedAudio> => {
         const speech = await encode(output);
         const duration = await measureAudio(this.ffmpeg, output, request.encoding, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
-        const words = request.timestamps || request.marks ? timedWordsIn(written, speech, duration) : undefined;
-        const marks = request.marks && words ? speechMarks(written, speech, words, duration) : undefined;
-        return { duration, words: request.timestamps ? words : undefined, marks, cues: request.timestamps && words ? audioCues(words) : undefined };
+        const words = captioned || request.marks ? timedWordsIn(text, speech, duration) : undefined;
+        const marks = request.marks && words ? speechMarks(text, speech, words, duration) : undefined;
+        const chapters = written.chapters && words ? chapterTimes(written.chapters, words, duration) : undefined;
+        if (chapters || request.tags || request.encoding === 'm4b') {
+          await tagAudio(this.ffmpeg, output, request.encoding, { ...request.tags, chapters: chapters ?? [] }, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
+        }
+        return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words) : undefined };
       },
-      request.timestamps
-        ? [
-            { kind: 'captions', extension: 'vtt', content: ({ cues }) => webVttFile(cues ?? []) },
-            { kind: 'captions', extension: 'srt', content: ({ cues }) => srtFile(cues ?? []) },
-          ]
-        : [],
+      companions,
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), bytes) },
     );
-    const { duration, words, marks } = published.produced;
-    const [vtt, srt] = published.companions;
+    const { duration, words, marks, chapters } = published.produced;
+    const [vtt, srt, chaptersFile] = chaptered && !captioned ? [undefined, undefined, published.companions[0]] : published.companions;
     // The captions show emoji with their word; the timestamps cover what is said.
-    const spoken = words && saidWords(written, words);
-    return { file: published.file, text: written, duration, ...(marks ? { marks } : {}), ...(spoken && vtt && srt ? { words: spoken, captions: { vtt, srt } } : {}) };
+    const spoken = words && saidWords(text, words);
+    return {
+      file: published.file,
+      text,
+      duration,
+      ...(marks ? { marks } : {}),
+      ...(spoken && vtt && srt ? { words: spoken, captions: { vtt, srt } } : {}),
+      ...(chapters && chaptersFile ? { chapters, chaptersFile } : {}),
+    };
   }
 
   /**
@@ -504,6 +531,15 @@ function wordsInTurn(text: string, tempo: number, onWords: (words: SpokenWord[],
     told = end;
     if (words.length > 0) onWords(saidWords(text, words), text);
   };
+}
+
+/** What publishing an audio file found, for its answer and its companions. */
+interface ProducedAudio {
+  duration: number;
+  words?: SpokenWord[];
+  marks?: SpeechMark[];
+  chapters?: TimedChapter[];
+  cues?: AudioCue[];
 }
 
 /** Most bytes an encoded file of the speech takes: its 16-bit PCM at its rate (no encoding here is larger), and a header's worth. */

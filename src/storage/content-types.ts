@@ -10,6 +10,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   opus: 'audio/ogg',
   flac: 'audio/flac',
   m4a: 'audio/mp4',
+  m4b: 'audio/mp4',
   aac: 'audio/aac',
   pcm: 'application/octet-stream',
   mp4: 'video/mp4',

@@ -7,12 +7,18 @@ import type { JobResults } from '../jobs/results/job-results.js';
 import { cachedCost } from '../jobs/pricing.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { JobClient } from '../jobs/admission/slots.js';
-import { assertAnswerableNow, outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
+import { assertAnswerableNow, assertChapterCount, outcomeOf, textLength, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
+import type { AssetStore } from '../assets/store.js';
+import { MAX_JOB_TEXT } from '../api/fields.js';
+import { AppError } from '../errors.js';
+import { chaptersText } from '../speech/chapters.js';
 import { checkWebhookUrl } from '../jobs/webhooks/delivery.js';
 import { storageDown, storageUnavailable, type Storage } from '../storage/storage.js';
 
 export interface JobRequestDeps {
   storage: Pick<Storage, 'unavailable' | 'writable'>;
+  /** Books (EPUB assets) read as a request's text. */
+  assets: Pick<AssetStore, 'book'>;
   executor: Pick<JobExecutor, 'check'>;
   results: Pick<JobResults, 'keyOf' | 'lookup'>;
   queue: Pick<JobQueue, 'submit'>;
@@ -36,8 +42,28 @@ export type JobAnswer<O extends QueuedOperation> =
 export class JobRequests {
   constructor(private readonly deps: JobRequestDeps) {}
 
-  async submit<O extends QueuedOperation>(spec: SpecOf<O>, client: JobClient, options: JobRequestOptions): Promise<JobAnswer<O>> {
+  /**
+   * A request that gives its text as a book (`book`: the client's EPUB) with that text: its chapters, each title a
+   * Markdown heading (chapters.ts); 400 naming `book` when they are more than a job takes. Others as they are.
+   */
+  async withBookText<O extends QueuedOperation>(spec: SpecOf<O>, owner: string): Promise<SpecOf<O>> {
+    const { book: id, text } = spec.request;
+    if (id === undefined || text !== '') return spec;
+    const book = await this.deps.assets.book(id, owner, 'book');
+    const bookText = chaptersText(book.chapters);
+    if (textLength(bookText) > MAX_JOB_TEXT) {
+      throw new AppError('VALIDATION_ERROR', {
+        field: 'book',
+        message: `The book has ${textLength(bookText)} characters: a job takes ${MAX_JOB_TEXT} at most. Send its chapters in parts (\`chapters\`), a job each.`,
+      });
+    }
+    assertChapterCount(bookText, 'book');
+    return { ...spec, request: { ...spec.request, text: bookText } };
+  }
+
+  async submit<O extends QueuedOperation>(given: SpecOf<O>, client: JobClient, options: JobRequestOptions): Promise<JobAnswer<O>> {
     const { storage, executor, results, queue, config } = this.deps;
+    const spec = await this.withBookText(given, client.id);
     // Storage out of reach (an upload found it so, and it still does not answer): no work is taken that could not be published.
     if (await storageDown(storage)) throw storageUnavailable();
     const webhookUrl = options.webhookUrl === undefined ? undefined : checkWebhookUrl(options.webhookUrl, config.webhooks).href;

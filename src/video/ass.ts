@@ -1,5 +1,5 @@
 import { captionFont, type CaptionFont, type FontFace } from './font.js';
-import { NO_WORD, type CaptionPiece, type Captions } from './captions.js';
+import { NO_WORD, titlesOf, type CaptionPiece, type Captions, type CaptionTitle } from './captions.js';
 import { joinLine } from '../speech/captions/cues.js';
 import { CAPTION_COLOURS, shownText, STYLE_PRESETS } from './caption-style.js';
 import type { CaptionBand } from './h264/index.js';
@@ -258,7 +258,8 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     const layerOffset = under.length;
     return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${dialogueText(lines, state.word, font, drawing, emoji, sizes)}`)];
   });
-  const title = captions.title ? titleEvents(captions, captions.title, font, canvas) : [];
+  const titles = titlesOf(captions);
+  const title = titles.flatMap((shown) => titleEvents(captions, shown, font, canvas));
   return [
     '[Script Info]',
     'ScriptType: v4.00+',
@@ -272,7 +273,7 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
     `Style: ${style}`,
-    ...(captions.title ? [`Style: ${styleLine('Title', font, look, { fontSize: captions.title.fontSize, outline: titleOutline(captions.title), shadow: box.shadow }, box, 0)}`] : []),
+    ...(titles[0] ? [`Style: ${styleLine('Title', font, look, { fontSize: titles[0].fontSize, outline: titleOutline(titles[0]), shadow: box.shadow }, box, 0)}`] : []),
     '',
     '[Events]',
     'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
@@ -318,10 +319,16 @@ function styleLine(
   ].join(',');
 }
 
-/** The title over its first frames: centred at the top of the safe area, in the captions' font and case (with its emoji), right to left as its own text or the voice's language has it. */
-function titleEvents(captions: Captions, title: NonNullable<Captions['title']>, font: CaptionFont, canvas: CaptionBand): string[] {
+/**
+ * A title over its frames (the hook, a chapter's card): centred at the top of the safe area, in the captions' font
+ * and case (with its emoji), right to left as its own text or the voice's language has it; at its own size and
+ * outline where the style's (the first title's) differ.
+ */
+function titleEvents(captions: Captions, title: CaptionTitle, font: CaptionFont, canvas: CaptionBand): string[] {
   const { box, look } = captions;
-  const times = `${assTime(0)},${assTime(boundaryCentiseconds(title.endFrame, captions.fps))}`;
+  const times = `${assTime(boundaryCentiseconds(title.startFrame, captions.fps))},${assTime(boundaryCentiseconds(title.endFrame, captions.fps))}`;
+  const [styled] = titlesOf(captions);
+  const own = styled && styled.fontSize === title.fontSize ? '' : `\\fs${title.fontSize}\\bord${titleOutline(title)}`;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
   const lines = titleLines(title);
   const drawing: Drawing = { look, language: captions.language, direction: paragraphDirection(title.lines.join(' '), captions.language) };
@@ -329,6 +336,6 @@ function titleEvents(captions: Captions, title: NonNullable<Captions['title']>, 
   const size = fit === 100 ? '' : sizeTags(fit);
   return emojiEvents(font, title.fontSize, lines, (layer, prefix, emoji) => {
     const text = lines.map((line) => lineText(line, NO_WORD, font, drawing, emoji, { base: fit, lit: fit })).join('\\N');
-    return `Dialogue: ${layer + 10},${times},Title,,0,0,0,,{\\an8\\pos(${centre},${title.top - canvas.top})${size}}${prefix}${text}`;
+    return `Dialogue: ${layer + 10},${times},Title,,0,0,0,,{\\an8\\pos(${centre},${title.top - canvas.top})${own}${size}}${prefix}${text}`;
   });
 }

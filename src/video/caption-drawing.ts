@@ -2,7 +2,7 @@
 // script measured and written here, so that the splicer draws nothing itself.
 import { assScript } from './ass.js';
 import { drawnRows, type DrawnCaptions } from './caption-geometry.js';
-import type { Captions } from './captions.js';
+import { titlesOf, type Captions } from './captions.js';
 import { captionFont } from './font.js';
 import { bandAround, type CaptionBand, type CaptionDrawing } from './h264/index.js';
 import { keyFrames } from './layout.js';
@@ -21,12 +21,12 @@ export function captionDrawing(captions: Captions): CaptionDrawing {
   const drawn = new Map<boolean, { area: CaptionBand; script: string }>();
   return {
     frames: captions.frames,
-    titleEndFrame: captions.title?.endFrame,
+    titleSpans: titlesOf(captions).map(({ startFrame, endFrame }) => ({ startFrame, endFrame })),
     changes: keyFrames(captions),
     draw: (titled) => {
       const found = drawn.get(titled);
       if (found) return found;
-      const shown = titled ? captions : { ...captions, title: undefined };
+      const shown = titled ? captions : { ...captions, title: undefined, cards: undefined };
       const area = captionBand(shown);
       const made = { area, script: assScript(shown, area) };
       drawn.set(titled, made);

@@ -1,6 +1,6 @@
 import { joinLine, type CaptionPiece } from '../speech/captions/cues.js';
 import { shownText, STYLE_PRESETS } from './caption-style.js';
-import type { Captions, CaptionTitle } from './captions.js';
+import { titlesOf, type Captions, type CaptionTitle } from './captions.js';
 import { paragraphDirection, visualRuns, type Direction } from './bidi.js';
 import type { CaptionFont, FontRun } from './font.js';
 
@@ -160,7 +160,7 @@ export function titleLines(title: CaptionTitle): CaptionPiece[][] {
 }
 
 /** What of the captions decides what their script draws. */
-export type DrawnCaptions = Pick<Captions, 'box' | 'look' | 'language' | 'words' | 'cues' | 'states' | 'title'>;
+export type DrawnCaptions = Pick<Captions, 'box' | 'look' | 'language' | 'words' | 'cues' | 'states' | 'title' | 'cards'>;
 
 /** Rows of each line of a cue drawn bottom-aligned on `bottom`, with the lines' metrics and baselines. */
 function stacked(lines: readonly LineMetrics[], top: number): Array<{ metrics: LineMetrics; baseline: number }> {
@@ -176,7 +176,7 @@ function inkRows({ metrics, baseline }: { metrics: LineMetrics; baseline: number
 /**
  * The rows of the frame the captions' script draws on over the whole video, in frame pixels: every caption state's
  * glyph ink as shaped (marks above the line included: a Hindi caption's vowel signs stand well above its font
- * size), its outline, soft shadow and blur, the highlight box and the subtitle boxes, and the title while it shows.
+ * size), its outline, soft shadow and blur, the highlight box and the subtitle boxes, and the titles (the hook, chapter cards) while they show.
  * Undefined where nothing is drawn.
  */
 export function drawnRows(captions: DrawnCaptions, font: CaptionFont): Extent | undefined {
@@ -207,8 +207,7 @@ export function drawnRows(captions: DrawnCaptions, font: CaptionFont): Extent | 
       if (look.highlightBox && highlight) extents.push({ top: line.baseline - line.metrics.ascent - highlightPad(box), bottom: line.baseline + line.metrics.descent + highlightPad(box) });
     }
   }
-  const { title } = captions;
-  if (title) {
+  for (const title of titlesOf(captions)) {
     const titleDrawing: Drawing = { ...drawing, direction: direction(title.lines.join(' ')) };
     const fit = titleFit(title, font, titleDrawing, box);
     const measured = titleLines(title).map((line) => measureLine(line, NO_LIT, font, titleDrawing, { base: fit, lit: fit }, title.fontSize));

@@ -1,5 +1,6 @@
 import type { CaptionPiece } from '../speech/captions/cues.js';
 import type { SpokenWord } from '../speech/words.js';
+import type { TimedChapter } from '../speech/chapters.js';
 import type { CaptionLook } from './caption-style.js';
 import type { CaptionBox } from './frame.js';
 
@@ -30,9 +31,11 @@ export interface CaptionState {
   grow?: number;
 }
 
-/** A hook shown over the first seconds: its lines, where its block starts and how big it is drawn. */
+/** A hook shown over the first seconds, or a chapter's card: its lines, when it shows, where its block starts and how big it is drawn. */
 export interface CaptionTitle {
   lines: string[];
+  /** The first frame it shows (a hook: 0). */
+  startFrame: number;
   /** The frame it is gone from. */
   endFrame: number;
   /** Pixels from the top of the frame to the top of its first line. */
@@ -46,6 +49,10 @@ export interface Captions {
   fps: number;
   /** A title over the first seconds (`title`), drawn with the captions. */
   title?: CaptionTitle;
+  /** Chapter cards: each chapter's title over its first seconds, drawn as the title is. */
+  cards?: CaptionTitle[];
+  /** A text with chapters: each with its span in the video. */
+  chapters?: TimedChapter[];
   /** Frames in the whole video: the narration's length rounded to whole frames. */
   frames: number;
   box: CaptionBox;
@@ -58,4 +65,9 @@ export interface Captions {
   wordFrames: number[];
   cues: Cue[];
   states: CaptionState[];
+}
+
+/** The titles a video shows, in order: the hook, then the chapter cards. */
+export function titlesOf(captions: Pick<Captions, 'title' | 'cards'>): CaptionTitle[] {
+  return [...(captions.title ? [captions.title] : []), ...(captions.cards ?? [])];
 }

@@ -4,7 +4,8 @@ import { captionFont, type MeasuredFont } from './font.js';
 import { POP_SECONDS, POP_SIZES, resolveLook, shownText, STYLE_PRESETS, type CaptionLook } from './caption-style.js';
 import { timedWords } from '../speech/words.js';
 import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup } from '../speech/captions/cues.js';
-import { NO_WORD, type CaptionState, type Captions, type Cue } from './captions.js';
+import { NO_WORD, titlesOf, type CaptionState, type Captions, type CaptionTitle, type Cue } from './captions.js';
+import { chapterTimes, type TimedChapter } from '../speech/chapters.js';
 import { layoutTitle } from './title.js';
 import { captionBox, type CaptionBox, type FrameSize } from './frame.js';
 
@@ -23,6 +24,9 @@ export interface LayoutOptions {
   /** A title shown over the first `seconds` (a hook). */
   title?: { text: string; seconds: number };
 }
+
+/** Seconds a chapter's card shows from its start (less where the next chapter starts sooner). */
+export const CARD_SECONDS = 3;
 
 export function frameCount(speech: Speech, fps: number): number {
   return Math.max(1, Math.round((speech.samples.length / speech.sampleRate) * fps));
@@ -71,6 +75,8 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     if (smaller?.hook) [at, title, groups] = [next, smaller, groupsIn(boxAt(shares[next] as number))];
   }
   const box = boxAt(shares[at] as number);
+  const chapters = options.speech.chapters && chapterTimes(options.speech.chapters, words, options.speech.duration);
+  const cards = chapters && chapterCards(chapters, { frames, fps: options.fps, after: title?.title.endFrame ?? 0, toFrame }, (text, startFrame, endFrame) => layoutTitle({ text, startFrame, endFrame }, box, font, look, options.language).title);
   const cues = groups
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
@@ -81,7 +87,24 @@ export function layoutCaptions(options: LayoutOptions): Captions {
     .filter((cue) => cue.endFrame > cue.startFrame);
   const lit = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
   const states = 'pop' in preset && preset.pop ? lit.flatMap((state) => popping(state, options.fps)) : lit;
-  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title: title.title } : {}) };
+  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title: title.title } : {}), ...(cards?.length ? { cards } : {}), ...(chapters ? { chapters } : {}) };
+}
+
+/**
+ * A card for each chapter from the frame its title's first word lights up, CARD_SECONDS long (until the next one
+ * where it starts sooner); none while the hook shows (`after`: its end), so a first chapter under a hook has none.
+ */
+function chapterCards(
+  chapters: readonly TimedChapter[],
+  timeline: { frames: number; fps: number; after: number; toFrame: (seconds: number) => number },
+  lay: (text: string, startFrame: number, endFrame: number) => CaptionTitle,
+): CaptionTitle[] {
+  const starts = chapters.map((chapter) => Math.min(timeline.frames - 1, timeline.toFrame(chapter.start)));
+  return chapters.flatMap((chapter, index) => {
+    const startFrame = starts[index] as number;
+    const endFrame = Math.min(timeline.frames, startFrame + Math.round(CARD_SECONDS * timeline.fps), starts[index + 1] ?? timeline.frames);
+    return startFrame >= timeline.after && endFrame > startFrame ? [lay(chapter.title, startFrame, endFrame)] : [];
+  });
 }
 
 function captionStates(cues: readonly Cue[], wordFrames: readonly number[]): CaptionState[] {
@@ -110,9 +133,12 @@ function popping(state: CaptionState, fps: number): CaptionState[] {
 }
 
 /** Frames where the picture changes, plus the first and the last: the only frames worth encoding. */
-export function keyFrames(captions: Pick<Captions, 'frames' | 'states' | 'title'>): number[] {
+export function keyFrames(captions: Pick<Captions, 'frames' | 'states' | 'title' | 'cards'>): number[] {
   const frames = new Set([0, captions.frames - 1]);
-  if (captions.title && captions.title.endFrame < captions.frames) frames.add(captions.title.endFrame);
+  for (const title of titlesOf(captions)) {
+    frames.add(title.startFrame);
+    if (title.endFrame < captions.frames) frames.add(title.endFrame);
+  }
   for (const state of captions.states) {
     frames.add(state.startFrame);
     if (state.endFrame < captions.frames) frames.add(state.endFrame);

@@ -19,6 +19,9 @@ import { frameSize, type FrameSize } from './frame.js';
 import { layoutCaptions } from './layout.js';
 import { encodedVideoBytes, renderVideo, type RenderPath } from './render.js';
 import { webVtt } from './webvtt.js';
+import { titlesOf } from './captions.js';
+import { chaptersVttFile } from '../speech/captions/cues.js';
+import type { TimedChapter } from '../speech/chapters.js';
 
 export interface VideoRequest {
   text: string;
@@ -78,6 +81,9 @@ export interface VideoResult {
   renderPath: RenderPath;
   /** The frame rate it has: the one asked for, but constant for a picture that moves. */
   frameRate: FrameRate;
+  /** A text with chapters: each with its span in the video, and their WebVTT. */
+  chapters?: TimedChapter[];
+  chaptersFile?: StoredFile;
 }
 
 /** Text → narrated MP4 + WebVTT in storage, published together under one name or not at all. Knows nothing of HTTP. */
@@ -119,8 +125,9 @@ export class VideoMaker {
     const size = frameSize(request.resolution, request.aspectRatio);
     const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
     const scenes = request.scenes && placeScenes(request.scenes, speech.sentences, request.fps, captions.frames);
-    // A title is drawn with the captions; without subtitles it is drawn alone.
-    const drawn = request.subtitles ? captions : request.title ? { ...captions, cues: [], states: [] } : undefined;
+    // Titles (the hook, chapter cards) are drawn with the captions; without subtitles they are drawn alone.
+    const drawn = request.subtitles ? captions : titlesOf(captions).length > 0 ? { ...captions, cues: [], states: [] } : undefined;
+    const { chapters } = captions;
     const published = await publishFiles(
       this.deps.storage,
       { kind: 'video', extension: 'mp4' },
@@ -150,14 +157,26 @@ export class VideoMaker {
         assertPlayable(info, size);
         return { duration: info.duration, renderPath: info.renderPath, frameRate: info.frameRate };
       },
-      [{ kind: 'captions', extension: 'vtt', content: () => webVtt(captions) }],
+      [
+        { kind: 'captions', extension: 'vtt', content: () => webVtt(captions) },
+        ...(chapters ? [{ kind: 'captions' as const, extension: 'chapters.vtt', content: () => chaptersVttFile(chapters) }] : []),
+      ],
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), encodedVideoBytes(speech.duration, size)) },
     );
     onProgress?.(1);
-    const [vtt] = published.companions;
+    const [vtt, chaptersFile] = published.companions;
     if (!vtt) throw new AppError('STORAGE_FAILED', { message: 'The captions were not published.' });
     const { duration, renderPath, frameRate } = published.produced;
-    return { video: published.file, captions: vtt, duration, size, characters: (speech.text ?? request.text).length, renderPath, frameRate };
+    return {
+      video: published.file,
+      captions: vtt,
+      duration,
+      size,
+      characters: (speech.text ?? request.text).length,
+      renderPath,
+      frameRate,
+      ...(chapters && chaptersFile ? { chapters, chaptersFile } : {}),
+    };
   }
 }
 

@@ -49,7 +49,7 @@ export interface TitleLayout {
  * the middle or at the bottom. A title too long for that in three lines is drawn as large as three lines allow, and is
  * then no hook.
  */
-export function layoutTitle(title: { text: string; endFrame: number }, box: CaptionBox, font: MeasuredFont, look: CaptionLook, language?: string): TitleLayout {
+export function layoutTitle(title: { text: string; startFrame?: number; endFrame: number }, box: CaptionBox, font: MeasuredFont, look: CaptionLook, language?: string): TitleLayout {
   const words = titleWords(title.text);
   // Widths at a size of 1: every width grows in proportion to the size.
   const width = (line: string) => font.width(shownText(line, look, language), 100) / 100;
@@ -70,7 +70,7 @@ export function layoutTitle(title: { text: string; endFrame: number }, box: Capt
   const hook = layouts.find((layout) => layout.size >= least && layout.lines.length <= TITLE_LINES);
   const chosen = hook ?? layouts.reduce((best, layout) => (layout.size > best.size ? layout : best));
   return {
-    title: { lines: chosen.lines, endFrame: title.endFrame, top: box.marginTop, fontSize: Math.max(1, Math.min(largest, chosen.size)), fit: 100 },
+    title: { lines: chosen.lines, startFrame: title.startFrame ?? 0, endFrame: title.endFrame, top: box.marginTop, fontSize: Math.max(1, Math.min(largest, chosen.size)), fit: 100 },
     hook: hook !== undefined,
   };
 }

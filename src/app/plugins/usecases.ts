@@ -20,7 +20,7 @@ async function useCasesPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('voices', new VoiceCatalog(app.engines));
   const { executor } = app;
   app.decorate('speech', new SpeechStreams({ synthesizer: app.synthesizer, lexicons: app.lexicons, slots: app.jobs, partition: (client) => executor.cachePartition(client) }));
-  app.decorate('jobRequests', new JobRequests({ storage: app.storage, executor, results: app.results, queue: app.queue, config: app.config }));
+  app.decorate('jobRequests', new JobRequests({ storage: app.storage, assets: app.assets, executor, results: app.results, queue: app.queue, config: app.config }));
 }
 
 export default fp(useCasesPlugin, { name: 'usecases', dependencies: ['work', 'services', 'queue'] });

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
+import { contentTypeOf } from '../../storage/content-types.js';
 import { FILES_PREFIX } from '../../config.js';
 import type { LocalStorage } from '../../storage/local.js';
 
@@ -40,6 +41,11 @@ export default async function fileServing(app: FastifyInstance, options: { stora
     // Names are random and never reused, so a cached copy is always right.
     maxAge: '365d',
     immutable: true,
+    // Our own table where it knows the extension (an m4b is audio/mp4, which send's does not know): as a bucket answers.
+    setHeaders: (response, file) => {
+      const type = contentTypeOf(file);
+      if (type !== 'application/octet-stream') void response.header('content-type', type);
+    },
     allowedPath: (pathName) => storage.isServable(pathName),
   });
 }

@@ -63,8 +63,8 @@ async function* partsOf(request: FastifyRequest, maxBodyBytes: number): AsyncGen
 }
 
 function assetBody(asset: Asset): AssetResponse {
-  const { id, kind, format, bytes, width, height, duration, loudness, created, expiresAt } = asset;
-  return { status: 'success', id, kind, format, bytes, width, height, duration, loudness, created_at: created, expires_at: expiresAt };
+  const { id, kind, format, bytes, width, height, duration, loudness, title, chapters, characters, created, expiresAt } = asset;
+  return { status: 'success', id, kind, format, bytes, width, height, duration, loudness, title, chapters, characters, created_at: created, expires_at: expiresAt };
 }
 
 const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {

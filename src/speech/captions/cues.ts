@@ -86,3 +86,9 @@ export function srtFile(cues: readonly AudioCue[]): string {
     })
     .join('\n');
 }
+
+/** WebVTT of chapters (a chapters track, as HTML's <track kind="chapters"> takes it): a cue each, its title as its text. */
+export function chaptersVttFile(chapters: ReadonlyArray<{ title: string; start: number; end: number }>): string {
+  const blocks = chapters.map((chapter, index) => `chapter-${index + 1}\n${vttTime(chapter.start)} --> ${vttTime(Math.max(chapter.end, chapter.start + 0.001))}\n${escapeVttText(chapter.title)}`);
+  return ['WEBVTT', ...blocks, ''].join('\n\n');
+}

@@ -12,11 +12,11 @@ export interface CaptionBand {
 export interface CaptionDrawing {
   /** Frames of the captions' timeline. */
   readonly frames: number;
-  /** The first frame without the title, where there is a title. */
-  readonly titleEndFrame?: number;
-  /** Frames where the picture changes: the first, the last, and where a caption or the title begins or ends. */
+  /** The frames of each title (the hook, chapter cards), in order: while one shows, the band reaches up to the titles. */
+  readonly titleSpans?: ReadonlyArray<{ startFrame: number; endFrame: number }>;
+  /** Frames where the picture changes: the first, the last, and where a caption or a title begins or ends. */
   readonly changes: readonly number[];
-  /** The band the captions draw on and the ASS script that draws them in it: with the title (while it shows), or without. */
+  /** The band the captions draw on and the ASS script that draws them in it: with the titles (while one shows), or without. */
   draw(titled: boolean): { area: CaptionBand; script: string };
 }
 

@@ -121,7 +121,7 @@ export async function encodeSceneParts(ffmpeg: Ffmpeg, job: PartsJob): Promise<S
   const bands = captions && (await bandScripts(captions, job.workDir));
   const changes = captions ? captions.changes : [];
   const encodes: Array<{ name: string; input: number; chain: string; frames: number; options: string[] }> = [];
-  const planned = sceneSegments(scenes, totalFrames, captions?.titleEndFrame).map((segment, index) => {
+  const planned = sceneSegments(scenes, totalFrames, captions?.titleSpans ?? []).map((segment, index) => {
     const { start, end } = segment;
     const layer = { ...picture, ...segment.layer };
     const still = (part: string, top: number, rows: number) =>
@@ -190,11 +190,12 @@ interface Segment {
 }
 
 /**
- * The scenes' frames, a scene cut in two where the title goes (`titleEnd`): while it shows, the band reaches up to
- * it; after it, the band is the captions' own rows, so that a caption change re-encodes no more than them.
+ * The scenes' frames, a scene cut where a title (the hook, a chapter's card) comes and goes: while one shows, the
+ * band reaches up to the titles; otherwise it is the captions' own rows, so that a caption change re-encodes no more
+ * than them.
  */
-function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, titleEnd: number | undefined): Segment[] {
-  return titledSegments(scenes, totalFrames, titleEnd).flatMap((segment) => {
+function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, titles: ReadonlyArray<{ startFrame: number; endFrame: number }>): Segment[] {
+  return titledSegments(scenes, totalFrames, titles).flatMap((segment) => {
     const pieces: Segment[] = [];
     for (let start = segment.start; start < segment.end; start += MAX_SEGMENT_FRAMES) pieces.push({ ...segment, start, end: Math.min(segment.end, start + MAX_SEGMENT_FRAMES) });
     return pieces;
@@ -209,20 +210,23 @@ function sceneSegments(scenes: readonly PictureScene[], totalFrames: number, tit
  */
 const MAX_SEGMENT_FRAMES = 9000;
 
-function titledSegments(scenes: readonly PictureScene[], totalFrames: number, titleEnd: number | undefined): Segment[] {
+function titledSegments(scenes: readonly PictureScene[], totalFrames: number, titles: ReadonlyArray<{ startFrame: number; endFrame: number }>): Segment[] {
+  const titledAt = (frame: number) => titles.some((title) => title.startFrame <= frame && frame < title.endFrame);
   return scenes.flatMap((scene, input) => {
     const end = scenes[input + 1]?.start ?? totalFrames;
-    const whole = { layer: scene.layer, input, start: scene.start, end };
-    if (titleEnd === undefined || titleEnd <= scene.start) return [{ ...whole, titled: false }];
-    if (titleEnd >= end) return [{ ...whole, titled: true }];
-    return [
-      { ...whole, end: titleEnd, titled: true },
-      { ...whole, start: titleEnd, titled: false },
-    ];
+    const cuts = [...new Set([scene.start, ...titles.flatMap((title) => [title.startFrame, title.endFrame]).filter((frame) => frame > scene.start && frame < end)])].sort((a, b) => a - b);
+    const segments = cuts.map((start, index) => ({ layer: scene.layer, input, start, end: cuts[index + 1] ?? end, titled: titledAt(start) }));
+    // Neighbours alike are one segment: titles back to back, or a title's end where the next one starts.
+    return segments.reduce<Segment[]>((joined, segment) => {
+      const last = joined.at(-1);
+      if (last && last.titled === segment.titled) last.end = segment.end;
+      else joined.push(segment);
+      return joined;
+    }, []);
   });
 }
 
-/** The band's rows and ASS script with the title (as long as it shows) and without it (after it). */
+/** The band's rows and ASS script with the titles (while one shows) and without them. */
 async function bandScripts(captions: CaptionDrawing, workDir: string): Promise<Record<'titled' | 'plain', { area: CaptionBand; script: string }>> {
   const write = async (name: string, titled: boolean) => {
     const { area, script } = captions.draw(titled);
@@ -231,7 +235,7 @@ async function bandScripts(captions: CaptionDrawing, workDir: string): Promise<R
     return { area, script: file };
   };
   const plain = await write('captions', false);
-  return { plain, titled: captions.titleEndFrame !== undefined ? await write('captions-titled', true) : plain };
+  return { plain, titled: captions.titleSpans?.length ? await write('captions-titled', true) : plain };
 }
 
 export type Splice = typeof composeStream;
