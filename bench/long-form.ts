@@ -2,10 +2,11 @@
 // rest, progress that never falls); the same job on two workers sharing Redis and a folder, one killed part way and
 // the job finished by the other (the same bytes as the uninterrupted run); a 15-minute 1080×1920 video by job.
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aliceText } from '../test/helpers/fixtures.js';
+import { aliceChapters } from '../test/helpers/fixtures.js';
+import { runFfmpeg } from '../test/helpers/media.js';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { descendants, residentKb } from './memory.js';
 import { postOk, startService, startWorkerService, type Service } from './service.js';
@@ -61,6 +62,10 @@ export interface LongVideoRun {
   width: number;
   height: number;
   memory: TreeMemory;
+  /** Chapters of the text (Markdown headings), and of those, the ones whose card and captions a decoded frame shows a second after they start. */
+  chapters?: number;
+  cardsSeen?: number;
+  captionsSeen?: number;
 }
 
 export interface LongFormResult {
@@ -75,12 +80,12 @@ interface JobView {
   progress?: number;
   characters?: number;
   charactersDone?: number;
-  result?: { url: string; duration: number; width?: number; height?: number };
+  result?: { url: string; duration: number; width?: number; height?: number; chapters?: Array<{ title: string; start: number; end: number }> };
   error?: { code: string; message: string };
 }
 
 export async function measureLongForm(plan: LongFormPlan, log: (line: string) => void): Promise<LongFormResult> {
-  const text = await aliceText(plan.characters);
+  const text = await aliceChapters(plan.characters);
   const service = await startService({ WARM_VOICE: LONG_FORM_VOICE });
   let audio: LongJobRun;
   let video: LongVideoRun;
@@ -90,8 +95,8 @@ export async function measureLongForm(plan: LongFormPlan, log: (line: string) =>
     await new Promise((resolve) => setTimeout(resolve, 2000));
     audio = await longAudio(service, text);
     log(`${text.length} characters: ${round(audio.audioSeconds / 60, 1)} min of audio in ${audio.wallSeconds} s (${audio.realTime}× real time), tree ${audio.memory.aboveRestMb} MB above rest`);
-    video = await longVideo(service, await aliceText(plan.videoCharacters));
-    log(`video ${video.width}×${video.height}: ${round(video.videoSeconds / 60, 1)} min in ${video.wallSeconds} s (${video.realTime}× real time), tree ${video.memory.aboveRestMb} MB above rest`);
+    video = await longVideo(service, await aliceChapters(plan.videoCharacters));
+    log(`video ${video.width}×${video.height}: ${round(video.videoSeconds / 60, 1)} min in ${video.wallSeconds} s (${video.realTime}× real time), tree ${video.memory.aboveRestMb} MB above rest; chapter cards seen ${video.cardsSeen} of ${video.chapters}, captions ${video.captionsSeen}`);
   } finally {
     await service.stop();
   }
@@ -130,7 +135,34 @@ async function longAudio(service: Service, text: string): Promise<LongJobRun> {
 /** A long /tts-video job, 1080×1920, on the same service. */
 async function longVideo(service: Service, text: string): Promise<LongVideoRun> {
   const { result, tree, wallSeconds, realTime } = await timedJob(service, '/tts-video', { text, resolution: '1080p', aspect_ratio: '9:16' });
-  return { characters: text.length, videoSeconds: result.duration, wallSeconds, realTime, width: result.width ?? 0, height: result.height ?? 0, memory: tree };
+  const width = result.width ?? 0;
+  const height = result.height ?? 0;
+  const seen = await framesSeen(service.baseUrl, result.url, result.chapters ?? [], { width, height });
+  return { characters: text.length, videoSeconds: result.duration, wallSeconds, realTime, width, height, memory: tree, chapters: result.chapters?.length ?? 0, ...seen };
+}
+
+/**
+ * The chapters whose card (bright pixels in the top third, where only titles are drawn) and captions (in the lower
+ * half) a frame decoded a second after each chapter's start shows.
+ */
+async function framesSeen(baseUrl: string, url: string, chapters: ReadonlyArray<{ start: number }>, size: { width: number; height: number }): Promise<{ cardsSeen: number; captionsSeen: number }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'voxreel-long-video-'));
+  try {
+    const file = path.join(dir, 'video.mp4');
+    const response = await fetch(`${baseUrl}${new URL(url).pathname}`);
+    await writeFile(file, Buffer.from(await response.arrayBuffer()));
+    let cardsSeen = 0;
+    let captionsSeen = 0;
+    for (const chapter of chapters) {
+      const { stdout } = await runFfmpeg(['-v', 'error', '-ss', String(chapter.start + 1), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1']);
+      const bright = (from: number, to: number) => stdout.subarray(Math.round(from * size.height) * size.width, Math.round(to * size.height) * size.width).filter((value) => value > 200).length;
+      if (bright(0, 1 / 3) > 500) cardsSeen += 1;
+      if (bright(0.5, 0.95) > 500) captionsSeen += 1;
+    }
+    return { cardsSeen, captionsSeen };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -639,7 +639,9 @@ function longFormSection(results: Results): string[] {
     `Voice \`${longForm.voice}\`; the text is the first chapters of Alice's Adventures in Wonderland (fixtures/alice-chapters-1-8.txt), cut at a sentence. ` +
       'Each job is sent with `"async": true` to a fresh service (the start-up voice loaded and used once, then at rest) and followed with `GET /jobs/{id}` ' +
       `every second from its submission to its success; memory is the resident memory of the service and every process under it, sampled every 250 ms. ` +
-      `Progress: ${audio.polls} polls, ${audio.progressMonotonic ? 'charactersDone and progress never fell' : '**charactersDone or progress fell**'}.`,
+      `Progress: ${audio.polls} polls, ${audio.progressMonotonic ? 'charactersDone and progress never fell' : '**charactersDone or progress fell**'}. ` +
+      `The chapters' headings are Markdown headings (\`# Chapter I: Down the Rabbit-Hole\`)` +
+      (video.chapters === undefined ? '.' : `: in the video, a frame decoded a second after each chapter starts shows its card in ${video.cardsSeen} of ${video.chapters} chapters and captions in ${video.captionsSeen}.`),
     '',
     takeover.measured
       ? `Takeover: the same job on an API process and two \`voxreel worker\`s (one Redis, one shared OUTPUT_DIR); the worker running it was killed (SIGKILL) ` +

@@ -96,11 +96,14 @@ export function evaluateTargets(results: Pick<Results, 'tts' | 'throughput' | 'v
 /** Issue 40: a long job with Piper at 5× real time or more, its tree within 200 MB of rest, its progress never falling; a takeover that changes no byte. */
 function addLongFormTargets(longForm: Results['longForm'], add: AddTarget): void {
   if (!longForm) return;
-  const { audio, takeover } = longForm;
+  const { audio, takeover, video } = longForm;
   const job = `long /tts job, ${audio.characters} characters, ${longForm.voice}`;
   add('long-form-real-time', `${job}: audio seconds per wall second, submitted to succeeded`, audio.realTime, '×', 5, '≥ 5×', 'at least');
   add('long-form-memory', `${job}: resident memory of the whole tree above rest, largest`, audio.memory.aboveRestMb, 'MB', 200, '≤ 200 MB');
   add('long-form-progress', `${job}: polls whose charactersDone and progress fell below the poll before (of ${audio.polls})`, audio.progressMonotonic ? 0 : 1, '', 0, '0');
+  if (video.chapters !== undefined) {
+    add('long-form-chapter-cards', `long /tts-video job, ${video.width}×${video.height}, ${Math.round(video.videoSeconds / 60)} min: chapters whose card and captions a decoded frame does not show (of ${video.chapters})`, video.chapters - Math.min(video.cardsSeen ?? 0, video.captionsSeen ?? 0), '', 0, '0');
+  }
   if (takeover.measured) {
     add('long-form-takeover', `${job}, its worker killed at ${Math.round(takeover.killedAt * 100)} % and the job finished by another: files differing from the uninterrupted run's`, takeover.identical ? 0 : 1, '', 0, '0');
   }

@@ -10,3 +10,8 @@ export async function aliceText(characters: number): Promise<string> {
   const cut = text.slice(0, characters);
   return cut.slice(0, cut.lastIndexOf('.') + 1);
 }
+
+/** The same, its chapters' headings ("CHAPTER I", then the title) as Markdown headings ("# Chapter I: Down the Rabbit-Hole"): a text with chapters. */
+export async function aliceChapters(characters: number): Promise<string> {
+  return (await aliceText(characters)).replace(/^[ \t]*CHAPTER ([IVXL]+)\.?[ \t]*\n\s*\n[ \t]*(\S[^\n]*?)[ \t]*$/gmu, '# Chapter $1: $2');
+}
