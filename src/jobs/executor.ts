@@ -152,7 +152,7 @@ export class JobExecutor {
       characters: result.text.length,
       bytes: result.file.bytes,
       ...(result.marks ? { marks: result.marks } : {}),
-      ...(result.words && result.captions
+      ...(result.words
         ? {
             words: result.words.map((word) => ({
               word: result.text.slice(word.offset, word.offset + word.length),
@@ -161,10 +161,9 @@ export class JobExecutor {
               text_offset: word.offset,
               text_length: word.length,
             })),
-            captionsUrl: result.captions.vtt.url,
-            srtUrl: result.captions.srt.url,
           }
         : {}),
+      ...(result.captions ? { captionsUrl: result.captions.vtt.url, srtUrl: result.captions.srt.url } : {}),
       ...(result.chapters && result.chaptersFile ? { chapters: result.chapters.map(roundChapter), chaptersUrl: result.chaptersFile.url } : {}),
     };
     const files = [result.file.key, ...(result.captions ? [result.captions.vtt.key, result.captions.srt.key] : []), ...(result.chaptersFile ? [result.chaptersFile.key] : [])];

@@ -130,6 +130,7 @@ export interface AudioResult {
   duration: number;
   /** With `timestamps`: every word with its times in the file, its span without the emoji at its ends (words.ts spokenSpan). */
   words?: SpokenWord[];
+  /** With `timestamps` or chapters: the whole text's captions. */
   captions?: { vtt: StoredFile; srt: StoredFile };
   /** A text with chapters: each with its span in the file, and their WebVTT. */
   chapters?: TimedChapter[];
@@ -414,15 +415,16 @@ export class Synthesizer {
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), bytes) },
     );
     const { duration, words, marks, chapters } = published.produced;
-    const [vtt, srt, chaptersFile] = chaptered && !captioned ? [undefined, undefined, published.companions[0]] : published.companions;
-    // The captions show emoji with their word; the timestamps cover what is said.
-    const spoken = words && saidWords(text, words);
+    const [vtt, srt, chaptersFile] = published.companions;
+    // The captions show emoji with their word; the timestamps cover what is said (asked for: a book's are many).
+    const spoken = request.timestamps && words ? saidWords(text, words) : undefined;
     return {
       file: published.file,
       text,
       duration,
       ...(marks ? { marks } : {}),
-      ...(spoken && vtt && srt ? { words: spoken, captions: { vtt, srt } } : {}),
+      ...(spoken ? { words: spoken } : {}),
+      ...(vtt && srt ? { captions: { vtt, srt } } : {}),
       ...(chapters && chaptersFile ? { chapters, chaptersFile } : {}),
     };
   }

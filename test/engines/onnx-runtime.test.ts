@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ONNXRUNTIME_LIBRARY, loadOnnxRuntime, ORT_HOST_ENV, PYPI_ONNXRUNTIME_VERSION } from '../../src/engines/onnx/runtime.js';
 import { OnnxRuntimeError, type OnnxRuntime, type OnnxSession, type Tensor } from '../../src/engines/onnx/session.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { splitGraph } from '../../src/engines/onnx/graph-split.js';
+import { seedNoise } from '../../src/engines/onnx/seeded-noise.js';
+import { graphOutputSuffix } from '../../src/engines/piper/onnx-durations.js';
+import { AUDIO_OUTPUT, CONTEXT_FRAMES, WINDOW_FRAMES, decodeInWindows, decoderInput, splitAtDecoder } from '../../src/engines/piper/decoder-windows.js';
 
 const MODEL = fileURLToPath(new URL('../../voices/en_US-joe-medium.onnx', import.meta.url));
 const installed = existsSync(DEFAULT_ONNXRUNTIME_LIBRARY) && existsSync(MODEL);
@@ -18,6 +22,10 @@ Object.assign(process.env, ORT_HOST_ENV);
 if (!installed) console.warn(`onnx-runtime.test.ts skipped: ${DEFAULT_ONNXRUNTIME_LIBRARY} or ${MODEL} is missing; script/setup installs both.`);
 
 const IDS = [1, 0, 20, 0, 59, 0, 27, 0, 100, 0, 3, 0, 25, 0, 61, 0, 2];
+
+/** The library, loaded once for the whole file (a process loads it once: a second load falls back to onnxruntime-node's). */
+let loading: ReturnType<typeof loadOnnxRuntime> | undefined;
+const loadOnce = () => (loading ??= loadOnnxRuntime(undefined));
 
 function piperFeeds(ids: readonly number[]): Record<string, Tensor> {
   return {
@@ -43,7 +51,7 @@ describe.runIf(run)('ONNX Runtime 1.32 through koffi', () => {
   let session: OnnxSession;
 
   beforeAll(async () => {
-    const loaded = await loadOnnxRuntime(undefined);
+    const loaded = await loadOnce();
     expect(loaded.info).toEqual({ version: PYPI_ONNXRUNTIME_VERSION, source: 'pypi', fallback: null });
     runtime = loaded.runtime;
     session = await runtime.createSession(MODEL, { threads: 1, optimization: 'disabled' });
@@ -112,5 +120,61 @@ describe.runIf(run)('ONNX Runtime 1.32 through koffi', () => {
     await other.release();
     expect((await running).output?.data.length).toBeGreaterThan(0);
     await ortError(other.run(piperFeeds(IDS)));
+  });
+});
+
+describe.runIf(run)('Piper\'s decoder in windows, on 1.32 in this process', () => {
+  /** About 880 ids of made-up phonemes, blanks between as Piper puts them: some 1700 frames of latent. */
+  const ids = [1, ...Array.from({ length: 440 }, (_, index) => [0, 3 + ((index * 37) % 120)]).flat(), 0, 2];
+  const feeds: Record<string, Tensor> = {
+    input: { type: 'int64', data: BigInt64Array.from(ids, BigInt), dims: [1, ids.length] },
+    input_lengths: { type: 'int64', data: BigInt64Array.of(BigInt(ids.length)), dims: [1] },
+    scales: { type: 'float32', data: Float32Array.of(0.667, 1, 0.8), dims: [3] },
+  };
+  const options = { threads: 1, optimization: 'disabled', memoryArena: false } as const;
+  const maxDifference = (a: Float32Array, b: Float32Array) => a.reduce((max, value, index) => Math.max(max, Math.abs(value - (b[index] ?? Infinity))), 0);
+
+  it('cuts the model at its decoder, and decodes a long latent window by window as the whole model does', async () => {
+    const { runtime } = await loadOnce();
+    const { model } = seedNoise(await readFile(MODEL));
+    const split = splitAtDecoder(model);
+    expect(split?.latent).toBe('/Mul_7_output_0');
+    if (!split) return;
+    // The decoder's weights went with it: the front is the smaller model by them.
+    expect(split.back.length).toBeLessThan(model.length / 5);
+    expect(split.front.length + split.back.length).toBeLessThan(model.length + 64 * 1024);
+    const whole = await runtime.createSession(model, options);
+    const front = await runtime.createSession(split.front, options);
+    const back = await runtime.createSession(split.back, options);
+    try {
+      const expected = (await whole.run(feeds, [AUDIO_OUTPUT]))[AUDIO_OUTPUT]?.data as Float32Array;
+      const latent = (await front.run(feeds, [split.latent]))[split.latent] as Tensor;
+      const frames = latent.dims[2] ?? 0;
+      expect(frames).toBeGreaterThan(6 * WINDOW_FRAMES);
+      const windows: number[] = [];
+      const audio = await decodeInWindows(latent, async (window) => {
+        windows.push(window.dims[2] ?? 0);
+        return (await back.run({ [split.latent]: window }, [AUDIO_OUTPUT]))[AUDIO_OUTPUT]?.data as Float32Array;
+      });
+      expect(windows.length).toBe(Math.ceil(frames / WINDOW_FRAMES));
+      expect(Math.max(...windows)).toBe(WINDOW_FRAMES + 2 * CONTEXT_FRAMES);
+      expect(audio.length).toBe(expected.length);
+      expect(audio.length).toBe(frames * 256);
+      expect(Math.sqrt(audio.reduce((sum, value) => sum + value * value, 0) / audio.length)).toBeGreaterThan(0.01);
+      // The same samples as the model not cut, but for float rounding (measured: 2e-9 at most).
+      expect(maxDifference(audio, expected)).toBeLessThan(1e-6);
+    } finally {
+      await Promise.all([whole, front, back].map((session) => session.release()));
+    }
+  });
+
+  it('leaves a model whole where the cut would not stand', async () => {
+    const { model } = seedNoise(await readFile(MODEL));
+    expect(splitGraph(model, 'no such tensor', [AUDIO_OUTPUT])).toBeUndefined();
+    expect(splitGraph(model, '/Mul_7_output_0', ['no such output'])).toBeUndefined();
+    // A cut early in the graph would leave most of it to the back, run once a window.
+    expect(splitGraph(model, '/enc_p/emb/Gather_output_0', [AUDIO_OUTPUT])).toBeUndefined();
+    expect(splitAtDecoder(Buffer.from([0x3a, 0xff, 0xff]))).toBeUndefined();
+    expect(decoderInput(Buffer.from(graphOutputSuffix('frames')))).toBeUndefined();
   });
 });

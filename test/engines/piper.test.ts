@@ -10,10 +10,6 @@ import { durationsFile, modelDurations, PiperVoiceCatalog } from '../../src/engi
 import { PiperEngine } from '../../src/engines/piper/engine.js';
 import { findDurationsTensor, graphOutputSuffix } from '../../src/engines/piper/onnx-durations.js';
 import { noiseTable, seedNoise } from '../../src/engines/onnx/seeded-noise.js';
-import { splitGraph } from '../../src/engines/onnx/graph-split.js';
-import { loadOnnxRuntime } from '../../src/engines/onnx/runtime.js';
-import type { Tensor } from '../../src/engines/onnx/session.js';
-import { AUDIO_OUTPUT, CONTEXT_FRAMES, WINDOW_FRAMES, decodeInWindows, decoderInput, splitAtDecoder } from '../../src/engines/piper/decoder-windows.js';
 import { MAX_IDS, splitSentence } from '../../src/engines/piper/synthesis.js';
 import { piperWordTimings } from '../../src/engines/piper/words.js';
 import { resolveVoice } from '../../src/http/openai-compat.js';
@@ -180,62 +176,6 @@ describe.runIf(installed)('Piper durations output', () => {
     await utimes(file, new Date(), new Date(mtimeMs + 5000));
     expect(await modelDurations(file)).toBeNull();
     expect(JSON.parse(await readFile(durationsFile(file), 'utf8'))).toMatchObject({ durations: null });
-  });
-});
-
-describe.runIf(installed)('Piper decoder in windows', () => {
-  /** About 880 ids of made-up phonemes, blanks between as Piper puts them: some 1700 frames of latent. */
-  const ids = [1, ...Array.from({ length: 440 }, (_, index) => [0, 3 + ((index * 37) % 120)]).flat(), 0, 2];
-  const feeds: Record<string, Tensor> = {
-    input: { type: 'int64', data: BigInt64Array.from(ids, BigInt), dims: [1, ids.length] },
-    input_lengths: { type: 'int64', data: BigInt64Array.of(BigInt(ids.length)), dims: [1] },
-    scales: { type: 'float32', data: Float32Array.of(0.667, 1, 0.8), dims: [3] },
-  };
-  const options = { threads: 1, optimization: 'disabled', memoryArena: false } as const;
-  const maxDifference = (a: Float32Array, b: Float32Array) => a.reduce((max, value, index) => Math.max(max, Math.abs(value - (b[index] ?? Infinity))), 0);
-
-  it('cuts the model at its decoder, and decodes a long latent window by window as the whole model does', async () => {
-    const { runtime } = await loadOnnxRuntime(undefined);
-    const { model } = seedNoise(await readFile(MODEL));
-    const split = splitAtDecoder(model);
-    expect(split?.latent).toBe('/Mul_7_output_0');
-    if (!split) return;
-    // The decoder's weights went with it: the front is the smaller model by them.
-    expect(split.back.length).toBeLessThan(model.length / 5);
-    expect(split.front.length + split.back.length).toBeLessThan(model.length + 64 * 1024);
-    const whole = await runtime.createSession(model, options);
-    const front = await runtime.createSession(split.front, options);
-    const back = await runtime.createSession(split.back, options);
-    try {
-      const expected = (await whole.run(feeds, [AUDIO_OUTPUT]))[AUDIO_OUTPUT]?.data as Float32Array;
-      const latent = (await front.run(feeds, [split.latent]))[split.latent] as Tensor;
-      const frames = latent.dims[2] ?? 0;
-      expect(frames).toBeGreaterThan(6 * WINDOW_FRAMES);
-      const windows: number[] = [];
-      const audio = await decodeInWindows(latent, async (window) => {
-        windows.push(window.dims[2] ?? 0);
-        return (await back.run({ [split.latent]: window }, [AUDIO_OUTPUT]))[AUDIO_OUTPUT]?.data as Float32Array;
-      });
-      expect(windows.length).toBe(Math.ceil(frames / WINDOW_FRAMES));
-      expect(Math.max(...windows)).toBe(WINDOW_FRAMES + 2 * CONTEXT_FRAMES);
-      expect(audio.length).toBe(expected.length);
-      expect(audio.length).toBe(frames * 256);
-      expect(Math.sqrt(audio.reduce((sum, value) => sum + value * value, 0) / audio.length)).toBeGreaterThan(0.01);
-      // The same samples as the model not cut, but for float rounding (measured: 2e-9 at most).
-      expect(maxDifference(audio, expected)).toBeLessThan(1e-6);
-    } finally {
-      await Promise.all([whole, front, back].map((session) => session.release()));
-    }
-  });
-
-  it('leaves a model whole where the cut would not stand', async () => {
-    const { model } = seedNoise(await readFile(MODEL));
-    expect(splitGraph(model, 'no such tensor', [AUDIO_OUTPUT])).toBeUndefined();
-    expect(splitGraph(model, '/Mul_7_output_0', ['no such output'])).toBeUndefined();
-    // A cut early in the graph would leave most of it to the back, run once a window.
-    expect(splitGraph(model, '/enc_p/emb/Gather_output_0', [AUDIO_OUTPUT])).toBeUndefined();
-    expect(splitAtDecoder(Buffer.from([0x3a, 0xff, 0xff]))).toBeUndefined();
-    expect(decoderInput(Buffer.from(graphOutputSuffix('frames')))).toBeUndefined();
   });
 });
 

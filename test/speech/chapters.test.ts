@@ -116,6 +116,8 @@ describe.runIf(installed)('chapters in the file', () => {
     const answer = await postTts(t.app, { text: TEXT, voice: VOICE, format: 'wav' });
     expect(answer.chaptersUrl).toMatch(/\/captions\/[\w-]+\.chapters\.vtt$/);
     expect(answer.captionsUrl).toMatch(/\/captions\/[\w-]+\.vtt$/);
+    // Every word only when asked for (a book's are tens of thousands).
+    expect(answer.words).toBeUndefined();
     const vtt = (await t.fetchFile(answer.chaptersUrl as string)).body.toString('utf8');
     const cues = [...vtt.matchAll(/(\d\d:\d\d:\d\d\.\d{3}) --> (\d\d:\d\d:\d\d\.\d{3})\n(.+)/g)].map((match) => match[3]);
     expect(vtt.startsWith('WEBVTT')).toBe(true);
