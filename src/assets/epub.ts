@@ -31,8 +31,8 @@ export interface Book {
   chapters: BookChapter[];
   /** Characters of all chapters' titles and texts. */
   characters: number;
-  /** Its cover image's entry, where the package names one. */
-  cover?: { entry: string; format: 'jpeg' | 'png' };
+  /** Its cover image, where the package names one (its bytes only when asked for: `readBook`'s `cover`). */
+  cover?: { entry: string; format: 'jpeg' | 'png'; data?: Buffer };
 }
 
 /** Encryption of fonts only (IDPF's and Adobe's obfuscation): the text stays readable. */
@@ -140,10 +140,8 @@ function parseXml(source: string, name: string, lenient = false): XmlElement {
     if (elements > BOOK_LIMITS.elements) throw tooLarge(`${name} has more than ${BOOK_LIMITS.elements} elements.`);
     const attributes: Record<string, string> = {};
     for (const attribute of Object.values(tag.attributes)) {
-      const value = typeof attribute === 'string' ? attribute : attribute.value;
-      if (typeof attribute === 'string') continue;
-      attributes[attribute.local] ??= value;
-      attributes[attribute.name] = value;
+      attributes[attribute.local] ??= attribute.value;
+      attributes[attribute.name] = attribute.value;
     }
     const element: XmlElement = { name: tag.local ?? tag.name, attributes, children: [] };
     stack.at(-1)?.children.push(element);
@@ -262,7 +260,7 @@ async function refuseDrm(zip: BookZip): Promise<void> {
 }
 
 /** The book's chapters in reading order; 422 INVALID_ASSET, 413 ASSET_TOO_LARGE or 415 UNSUPPORTED_ASSET saying what is wrong. */
-export async function readBook(file: string): Promise<Book> {
+export async function readBook(file: string, options: { cover?: boolean } = {}): Promise<Book> {
   const zip = await BookZip.open(file);
   try {
     await refuseDrm(zip);
@@ -300,26 +298,18 @@ export async function readBook(file: string): Promise<Book> {
     if (chapters.length === 0) throw invalid('its reading order holds no text.');
     const bookTitle = tidy(textOf(first(opf, 'title') ?? { name: '', attributes: {}, children: [] }));
     const characters = chapters.reduce((sum, chapter) => sum + chapter.title.length + chapter.text.length, 0);
-    return { ...(bookTitle ? { title: bookTitle } : {}), chapters, characters, ...coverOf(opf, opfPath, manifest) };
+    const cover = coverOf(opf, opfPath, manifest);
+    if (cover && options.cover) cover.data = await zip.read(cover.entry);
+    return { ...(bookTitle ? { title: bookTitle } : {}), chapters, characters, ...(cover ? { cover } : {}) };
   } finally {
     zip.close();
   }
 }
 
 /** The cover image: EPUB 3's `cover-image` item, else EPUB 2's `<meta name="cover">`; JPEG and PNG only. */
-function coverOf(opf: XmlElement, opfPath: string, manifest: Map<string, { href: string; type: string; properties: string }>): Pick<Book, 'cover'> {
+function coverOf(opf: XmlElement, opfPath: string, manifest: Map<string, { href: string; type: string; properties: string }>): Book['cover'] {
   const named = all(opf, 'meta').find((meta) => meta.attributes.name === 'cover')?.attributes.content;
   const item = [...manifest.values()].find((candidate) => candidate.properties.split(/\s+/u).includes('cover-image')) ?? (named ? manifest.get(named) : undefined);
   const format = item?.type === 'image/jpeg' ? 'jpeg' : item?.type === 'image/png' ? 'png' : undefined;
-  return item && format ? { cover: { entry: resolveHref(opfPath, item.href), format } } : {};
-}
-
-/** One entry of the book (its cover), read within the same bounds. */
-export async function readBookEntry(file: string, entry: string): Promise<Buffer> {
-  const zip = await BookZip.open(file);
-  try {
-    return await zip.read(entry);
-  } finally {
-    zip.close();
-  }
+  return item && format ? { entry: resolveHref(opfPath, item.href), format } : undefined;
 }

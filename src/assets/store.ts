@@ -12,7 +12,7 @@ import { ownerFolder } from '../storage/owner-folder.js';
 import { readRecord } from '../storage/records.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { ASSET_FORMATS, ASSET_KINDS, FORMATS, SNIFF_BYTES, id3End, readImageHeader, sniff, type AssetFormat, type AssetKind, type ImageHeader } from './formats.js';
-import { readBook, readBookEntry, type Book } from './epub.js';
+import { readBook, type Book } from './epub.js';
 import { inspectAsset, refuse, type AssetFacts, type AssetLimits } from './inspect.js';
 import { AssetQuota } from './quota.js';
 
@@ -61,9 +61,6 @@ export interface ResolvedAsset {
   loudness?: number;
   bt709?: boolean;
 }
-
-/** A book as a request reads it: its chapters, title, and its cover's bytes. */
-export type ReadBook = Omit<Book, 'cover'> & { cover?: { data: Buffer; format: 'jpeg' | 'png' } };
 
 /** A received file waiting in the temporary folder: `admit` checks and stores it; `discard` removes it. */
 export interface Upload {
@@ -218,13 +215,12 @@ export class AssetStore {
   }
 
   /**
-   * `owner`'s book with this id read as chapters (assets/epub.ts), its cover's bytes with it; UNKNOWN_ASSET (422)
-   * naming `field` when the id names no live book of theirs.
+   * `owner`'s book with this id read as chapters (assets/epub.ts), with its cover's bytes when `cover` asks;
+   * UNKNOWN_ASSET (422) naming `field` when the id names no live book of theirs.
    */
-  async book(id: string, owner: string, field: string): Promise<ReadBook> {
+  async book(id: string, owner: string, field: string, options: { cover?: boolean } = {}): Promise<Book> {
     const { path: file } = await this.resolve(id, owner, 'book', field);
-    const { cover, ...book } = await readBook(file);
-    return { ...book, ...(cover ? { cover: { data: await readBookEntry(file, cover.entry), format: cover.format } } : {}) };
+    return readBook(file, options);
   }
 
   /**

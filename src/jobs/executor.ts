@@ -62,7 +62,7 @@ export class JobExecutor {
   async check(spec: JobSpec, tenant: string): Promise<VoiceHandle> {
     const voice = spec.operation === 'tts' ? this.deps.synthesizer.resolveVoice(spec.request) : this.deps.maker.resolveVoice(videoJob(spec.request));
     if (spec.operation === 'tts-video') await this.videoInputs(spec.request, tenant);
-    else await this.audioTags(spec.request, tenant);
+    else await this.coverImage(spec.request, tenant);
     const lexicons = await this.deps.lexicons.resolve(spec.request.lexicons, tenant);
     // What the text alone shows of the budget (its spoken length, its breaks), refused before the job is queued.
     const { text, text_type: textType } = spec.request;
@@ -226,15 +226,21 @@ export class JobExecutor {
    * PNG); a book's own title and cover where the request gives none.
    */
   private async audioTags(request: TtsSpec, tenant: string): Promise<Omit<AudioTags, 'chapters'> | undefined> {
-    const { assets } = this.deps;
-    const book = request.book && (!request.title || !request.cover) ? await assets.book(request.book, tenant, 'book') : undefined;
-    const image = request.cover ? await assets.resolve(request.cover, tenant, 'image', 'cover') : undefined;
-    if (image && image.format !== 'jpeg' && image.format !== 'png') {
-      throw new AppError('VALIDATION_ERROR', { field: 'cover', message: `A cover is a JPEG or PNG image (what MP4 and ID3 take); this one is ${image.format}.` });
-    }
-    const cover = image ? { data: await readFile(image.path), format: image.format as 'jpeg' | 'png' } : book?.cover;
+    const book = request.book && (!request.title || !request.cover) ? await this.deps.assets.book(request.book, tenant, 'book', { cover: true }) : undefined;
+    const image = await this.coverImage(request, tenant);
+    const cover = image ? { data: await readFile(image.path), format: image.format } : book?.cover?.data && { data: book.cover.data, format: book.cover.format };
     const title = request.title ?? book?.title;
     return title || cover ? { ...(title ? { title } : {}), ...(cover ? { cover } : {}) } : undefined;
+  }
+
+  /** The request's `cover`: one of the client's images, JPEG or PNG (what MP4 and ID3 take); else 422 or 400 naming it. */
+  private async coverImage(request: TtsSpec, tenant: string): Promise<{ path: string; format: 'jpeg' | 'png' } | undefined> {
+    if (!request.cover) return undefined;
+    const { path, format } = await this.deps.assets.resolve(request.cover, tenant, 'image', 'cover');
+    if (format !== 'jpeg' && format !== 'png') {
+      throw new AppError('VALIDATION_ERROR', { field: 'cover', message: `A cover is a JPEG or PNG image (what MP4 and ID3 take); this one is ${format}.` });
+    }
+    return { path, format };
   }
 
   private async videoInputs(

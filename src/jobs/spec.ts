@@ -110,17 +110,30 @@ export function specOf<T extends TextFields>(request: T): Omit<T, AnswerField | 
   delete spec.webhook_url;
   delete spec.webhook_progress;
   delete spec.chapters;
-  const { chapters } = request;
-  const text = chapters ? chaptersText(chapters) : (request.text ?? '');
-  if (chapters && textLength(text) > MAX_JOB_TEXT) {
-    throw new AppError('VALIDATION_ERROR', { field: 'chapters', message: `The chapters make a text of ${textLength(text)} characters: a job takes ${MAX_JOB_TEXT} at most.` });
-  }
+  const text = request.chapters ? chaptersJobText(request.chapters, 'chapters') : (request.text ?? '');
   assertChapterCount(text);
   return { ...spec, text };
 }
 
+/**
+ * Chapters (a request's `chapters`, a book's) as the text a job speaks, each title a Markdown heading; 400 naming
+ * `field` when that text is longer than a job takes or has more than MAX_CHAPTERS chapters.
+ */
+export function chaptersJobText(chapters: readonly ChapterText[], field: 'chapters' | 'book'): string {
+  const text = chaptersText(chapters);
+  const length = textLength(text);
+  if (length > MAX_JOB_TEXT) {
+    throw new AppError('VALIDATION_ERROR', {
+      field,
+      message: `The ${field === 'book' ? 'book has' : 'chapters make a text of'} ${length} characters: a job takes ${MAX_JOB_TEXT} at most. Send them in parts (\`chapters\`), a job each.`,
+    });
+  }
+  assertChapterCount(text, field);
+  return text;
+}
+
 /** 400 for a text with more chapters (Markdown headings) than MAX_CHAPTERS. */
-export function assertChapterCount(text: string, field = 'text'): void {
+function assertChapterCount(text: string, field = 'text'): void {
   const count = headingCount(text);
   if (count > MAX_CHAPTERS) throw new AppError('VALIDATION_ERROR', { field, message: `The text has ${count} chapters (Markdown headings): a request takes ${MAX_CHAPTERS} at most.` });
 }

@@ -52,6 +52,15 @@ const MAX_ARGUMENT_CHARACTERS = 64 * 1024;
  * The one door to ffmpeg: fluent-ffmpeg underneath (the design card's choice), with our cancellation,
  * timeout escalation and ProcessError in place of its string errors.
  */
+/**
+ * Options handed to fluent-ffmpeg one by one: given an array, it splits each element that holds one space in two
+ * ("-c copy"), which would cut a value that holds one (a path under a folder with a space, MP4's brand "M4B "); given
+ * them as separate arguments it takes each as it is. (A lone option is a flag, which holds no space.)
+ */
+function asGiven(add: (...options: string[]) => unknown, options: readonly string[]): void {
+  if (options.length > 0) add(...options);
+}
+
 export class Ffmpeg {
   private availability: Promise<boolean> | undefined;
 
@@ -85,20 +94,23 @@ export class Ffmpeg {
       const command = ffmpeg(options).setFfmpegPath(this.tools.ffmpeg);
       for (const input of job.inputs) {
         command.input(input.source);
-        if (input.options?.length) command.inputOptions([...input.options]);
+        asGiven((...given) => command.inputOptions(...given), input.options ?? []);
       }
       if (job.complexFilter && job.scriptDir && job.complexFilter.length > MAX_ARGUMENT_CHARACTERS) {
         // Linux takes no argument longer than 128 KiB (MAX_ARG_STRLEN): a longer graph goes through a file.
         const script = path.join(job.scriptDir, `filter-graph-${randomBytes(4).toString('hex')}.txt`);
         writeFileSync(script, job.complexFilter);
-        command.inputOptions(['-filter_complex_script', script]);
+        asGiven((...given) => command.inputOptions(...given), ['-filter_complex_script', script]);
       } else if (job.complexFilter) command.complexFilter(job.complexFilter);
       const stream = typeof job.output === 'string' ? undefined : job.output;
       // Not ended by the pipe: fluent-ffmpeg takes the stream's 'close' for a failure, and ffmpeg's exit may come later.
       if (typeof job.output === 'string') command.output(job.output);
       else command.output(job.output, { end: false });
-      command.outputOptions(['-nostdin', '-hide_banner', ...job.outputOptions]);
-      for (const more of job.moreOutputs ?? []) command.output(more.output).outputOptions([...more.outputOptions]);
+      asGiven((...given) => command.outputOptions(...given), ['-nostdin', '-hide_banner', ...job.outputOptions]);
+      for (const more of job.moreOutputs ?? []) {
+        command.output(more.output);
+        asGiven((...given) => command.outputOptions(...given), more.outputOptions);
+      }
 
       let supervision: ReturnType<typeof supervise> | undefined;
       let child: ChildProcess | undefined;

@@ -1,13 +1,13 @@
 // A written audio file given its chapters, title and cover, where its container holds them: mp3 an ID3v2.3 tag put
 // before its first frame (CTOC and CHAP frames, ID3v2 Chapter Frame Addendum 1.0; TIT2; APIC), written here; m4b
-// (AAC in MP4) remuxed by ffmpeg from an FFMETADATA file (chapter atoms, the MP4 `covr` from the cover), and marked
-// an audiobook (its major brand M4B); wav and ogg keep none (the chapters are in the answer and their WebVTT: ffmpeg
+// (AAC in MP4) remuxed by ffmpeg from an FFMETADATA file (chapter atoms, the MP4 `covr` from the cover); wav and ogg
+// keep none (the chapters are in the answer and their WebVTT: ffmpeg
 // 5.1 copies a Vorbis stream's comments as they were, chapters left out). The file is replaced whole, or left as it was.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Ffmpeg } from '../media/ffmpeg.js';
-import type { AudioEncoding } from './audio-encoding.js';
+import { M4B_MUXER, type AudioEncoding } from './audio-encoding.js';
 import type { TimedChapter } from './chapters.js';
 
 /** What a file is tagged with: its chapters, a title and a cover picture (JPEG or PNG, its bytes). */
@@ -25,21 +25,8 @@ export const MAX_FILE_CHAPTERS = 255;
 
 /** Tags the audio file at `file` (of `encoding`) where its container has room for them; nothing to tag, nothing done. */
 export async function tagAudio(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, tags: AudioTags, signal?: AbortSignal): Promise<void> {
-  if (CHAPTERED_ENCODINGS.has(encoding) && (tags.chapters.length > 0 || tags.title || tags.cover)) await replaceTagged(ffmpeg, file, encoding, tags, signal);
-  if (encoding === 'm4b') await markAudiobook(file);
-}
-
-/** An MP4's major brand (ISO 14496-12 §4.3, the ftyp box first) made M4B: what players shelve as an audiobook. */
-async function markAudiobook(file: string): Promise<void> {
-  const handle = await open(file, 'r+');
-  try {
-    const head = Buffer.alloc(12);
-    await handle.read(head, 0, 12, 0);
-    if (head.toString('latin1', 4, 8) !== 'ftyp') throw new Error(`${file} does not start with an ftyp box`);
-    await handle.write(Buffer.from('M4B ', 'latin1'), 0, 4, 8);
-  } finally {
-    await handle.close();
-  }
+  if (!CHAPTERED_ENCODINGS.has(encoding) || (tags.chapters.length === 0 && !tags.title && !tags.cover)) return;
+  await replaceTagged(ffmpeg, file, encoding, tags, signal);
 }
 
 async function replaceTagged(ffmpeg: Ffmpeg, file: string, encoding: AudioEncoding, tags: AudioTags, signal?: AbortSignal): Promise<void> {
@@ -71,7 +58,7 @@ async function remux(ffmpeg: Ffmpeg, file: string, output: string, tags: AudioTa
     outputOptions: [
       '-map', '0:a', '-map_metadata', '1', '-map_chapters', '1', '-c', 'copy',
       ...(cover ? ['-map', '2:v', '-disposition:v:0', 'attached_pic'] : []),
-      '-f', 'ipod', '-movflags', '+faststart',
+      ...M4B_MUXER,
     ],
     output,
     signal,

@@ -13,6 +13,9 @@ export { prepareInProcessEncoding } from './encoders/in-process.js';
 /** Hz: the band limit of the videos' AAC; our voices reach 11–16 kHz. */
 export const AAC_CUTOFF = 16_000;
 
+/** MP4 as an audiobook (`-f ipod`, major brand M4B), its index first. */
+export const M4B_MUXER: readonly string[] = ['-f', 'ipod', '-brand', 'M4B ', '-movflags', '+faststart'];
+
 /**
  * Containers and codecs we write; `aac` is internal (the soundtrack of videos). `peakHeadroom`: dB under the true-peak
  * ceiling that a loudness target aims peaks at, for what the codec adds to them (measured on eSpeak NG and Flite
@@ -22,9 +25,9 @@ export const AUDIO_ENCODINGS = {
   // No ID3 tag: with the metadata dropped it would only name the encoder, and it would be a stream's first bytes.
   mp3: { extension: 'mp3', contentType: 'audio/mpeg', peakHeadroom: 1, args: ['-c:a', 'libmp3lame', '-b:a', '64k', '-f', 'mp3', '-id3v2_version', '0'] },
   wav: { extension: 'wav', contentType: 'audio/wav', peakHeadroom: 0.5, args: ['-c:a', 'pcm_s16le', '-f', 'wav'] },
-  // Audiobooks: AAC in MP4, its index first (players start before the whole has arrived); its brand (M4B), chapters,
-  // title and cover are set once it is spoken (audio-chapters.ts).
-  m4b: { extension: 'm4b', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-b:a', '64k', '-f', 'ipod', '-movflags', '+faststart'] },
+  // Audiobooks: AAC in MP4 of the M4B brand (what players shelve as a book), its index first (players start before
+  // the whole has arrived); its chapters, title and cover are added once it is spoken (audio-chapters.ts).
+  m4b: { extension: 'm4b', contentType: 'audio/mp4', peakHeadroom: 1, args: ['-c:a', 'aac', '-b:a', '64k', ...M4B_MUXER] },
   ogg: { extension: 'ogg', contentType: 'audio/ogg', peakHeadroom: 2, args: ['-c:a', 'libvorbis', '-q:a', '4', '-f', 'ogg'] },
   // Videos' soundtrack. Without perceptual noise substitution and with a 16 kHz band limit (our voices reach 11–16
   // kHz): about 10 % less encoding time, the critical path of a video.

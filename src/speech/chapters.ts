@@ -46,12 +46,10 @@ function headingsOf(text: string): Heading[] {
   return headings;
 }
 
-/** A text without its headings' markup, its chapters and where each chapter's title lies in it; none when it has no heading. */
+/** A text without its headings' markup, and its chapters (each title as it stands in that text); none when it has no heading. */
 export interface MarkedChapters {
   text: string;
   chapters: ScriptChapter[];
-  /** For each chapter, the end of its title in `text`. */
-  titleEnds: number[];
 }
 
 export function markdownChapters(source: string): MarkedChapters | undefined {
@@ -60,16 +58,14 @@ export function markdownChapters(source: string): MarkedChapters | undefined {
   let text = '';
   let copied = 0;
   const chapters: ScriptChapter[] = [];
-  const titleEnds: number[] = [];
   for (const heading of headings) {
     text += source.slice(copied, heading.lineStart);
     chapters.push({ title: heading.title, offset: text.length });
     text += heading.title;
-    titleEnds.push(text.length);
     copied = heading.lineEnd;
   }
   text += source.slice(copied);
-  return { text, chapters, titleEnds };
+  return { text, chapters };
 }
 
 /** The number of headings (chapters) a text has. */

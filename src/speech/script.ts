@@ -52,10 +52,10 @@ export function appendAsWritten(builder: MappedTextBuilder, source: string, star
 export function plainScript(source: string): Script {
   const marked = markdownChapters(source);
   if (!marked) return { text: source, utterances: sentenceUtterances(source, 0, source.length), marks: [] };
-  const { text, chapters, titleEnds } = marked;
+  const { text, chapters } = marked;
   const utterances: Utterance[] = sentenceUtterances(text, 0, chapters[0]?.offset ?? 0);
   for (const [index, chapter] of chapters.entries()) {
-    const titleEnd = titleEnds[index] as number;
+    const titleEnd = chapter.offset + chapter.title.length;
     const title = sentenceUtterances(text, chapter.offset, titleEnd);
     const body = sentenceUtterances(text, titleEnd, chapters[index + 1]?.offset ?? text.length);
     // A pause before each title (not before the first thing said), and a shorter one between a title and its text.

@@ -406,9 +406,7 @@ export class Synthesizer {
         const words = captioned || request.marks ? timedWordsIn(text, speech, duration) : undefined;
         const marks = request.marks && words ? speechMarks(text, speech, words, duration) : undefined;
         const chapters = written.chapters && words ? chapterTimes(written.chapters, words, duration) : undefined;
-        if (chapters || request.tags || request.encoding === 'm4b') {
-          await tagAudio(this.ffmpeg, output, request.encoding, { ...request.tags, chapters: chapters ?? [] }, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
-        }
+        await tagAudio(this.ffmpeg, output, request.encoding, { ...request.tags, chapters: chapters ?? [] }, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
         return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words) : undefined };
       },
       companions,

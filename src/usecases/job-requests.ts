@@ -7,11 +7,8 @@ import type { JobResults } from '../jobs/results/job-results.js';
 import { cachedCost } from '../jobs/pricing.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { JobClient } from '../jobs/admission/slots.js';
-import { assertAnswerableNow, assertChapterCount, outcomeOf, textLength, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
+import { assertAnswerableNow, chaptersJobText, outcomeOf, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
 import type { AssetStore } from '../assets/store.js';
-import { MAX_JOB_TEXT } from '../api/fields.js';
-import { AppError } from '../errors.js';
-import { chaptersText } from '../speech/chapters.js';
 import { checkWebhookUrl } from '../jobs/webhooks/delivery.js';
 import { storageDown, storageUnavailable, type Storage } from '../storage/storage.js';
 
@@ -50,15 +47,7 @@ export class JobRequests {
     const { book: id, text } = spec.request;
     if (id === undefined || text !== '') return spec;
     const book = await this.deps.assets.book(id, owner, 'book');
-    const bookText = chaptersText(book.chapters);
-    if (textLength(bookText) > MAX_JOB_TEXT) {
-      throw new AppError('VALIDATION_ERROR', {
-        field: 'book',
-        message: `The book has ${textLength(bookText)} characters: a job takes ${MAX_JOB_TEXT} at most. Send its chapters in parts (\`chapters\`), a job each.`,
-      });
-    }
-    assertChapterCount(bookText, 'book');
-    return { ...spec, request: { ...spec.request, text: bookText } };
+    return { ...spec, request: { ...spec.request, text: chaptersJobText(book.chapters, 'book') } };
   }
 
   async submit<O extends QueuedOperation>(given: SpecOf<O>, client: JobClient, options: JobRequestOptions): Promise<JobAnswer<O>> {

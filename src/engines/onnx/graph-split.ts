@@ -36,7 +36,8 @@ export interface GraphNode {
   field: Field;
 }
 
-interface Graph {
+/** A model's graph read once (readModelGraph): its nodes' wiring, and where each of its fields lies in the bytes. */
+export interface ModelGraph {
   source: ByteSource;
   bytes: Uint8Array;
   /** The model's fields other than its graph, as they were. */
@@ -50,9 +51,10 @@ interface Graph {
   valueInfo: Map<string, Field>;
 }
 
-function readGraph(bytes: Uint8Array): Graph {
+/** The graph of a model's bytes (bytes that do not parse throw MalformedMessage). */
+export function readModelGraph(bytes: Uint8Array): ModelGraph {
   const source = bufferSource(bytes);
-  const graph: Graph = { source, bytes, modelFields: [], otherFields: [], nodes: [], initializers: new Map(), inputs: new Map(), outputs: new Map(), valueInfo: new Map() };
+  const graph: ModelGraph = { source, bytes, modelFields: [], otherFields: [], nodes: [], initializers: new Map(), inputs: new Map(), outputs: new Map(), valueInfo: new Map() };
   const named = (field: Field, number: number) => stringFields(source, field.start, field.end, number)[0] ?? '';
   for (const modelField of fieldsOf(source)) {
     if (modelField.field !== MODEL_GRAPH || modelField.wire !== LENGTH_DELIMITED) {
@@ -78,20 +80,15 @@ function readGraph(bytes: Uint8Array): Graph {
   return graph;
 }
 
-/** The nodes of a model's graph, in order (bytes that do not parse throw MalformedMessage). */
-export function graphNodes(model: Uint8Array): GraphNode[] {
-  return readGraph(model).nodes;
-}
-
 /** Nodes with a subgraph (If, Loop, Scan) read tensors their inputs do not name: a cut could not see those. */
-function hasSubgraph(graph: Graph, node: GraphNode): boolean {
+function hasSubgraph(graph: ModelGraph, node: GraphNode): boolean {
   return fieldsOf(graph.source, node.field.start, node.field.end)
     .filter(({ field }) => field === NODE_ATTRIBUTE)
     .some((attribute) => fieldsOf(graph.source, attribute.start, attribute.end).some(({ field }) => field === ATTRIBUTE_GRAPH || field === ATTRIBUTE_GRAPHS));
 }
 
 /** The nodes (indexes, in graph order) that `wanted` needs, not looking past the tensors in `stop`; and the graph inputs reached. */
-function needed(graph: Graph, wanted: readonly string[], stop: ReadonlySet<string>): { nodes: number[]; inputs: Set<string> } {
+function needed(graph: ModelGraph, wanted: readonly string[], stop: ReadonlySet<string>): { nodes: number[]; inputs: Set<string> } {
   const producer = new Map<string, number>();
   graph.nodes.forEach((node, index) => node.outputs.forEach((output) => producer.set(output, index)));
   const nodes = new Set<number>();
@@ -120,7 +117,7 @@ function floatValueInfo(name: string, field: number): Buffer {
 }
 
 /** A model of `graph`'s other fields with these nodes, the initializers and value_info they use, and these inputs and outputs. */
-function partModel(graph: Graph, nodeIndexes: readonly number[], inputs: readonly Uint8Array[], outputs: readonly Uint8Array[]): Uint8Array {
+function partModel(graph: ModelGraph, nodeIndexes: readonly number[], inputs: readonly Uint8Array[], outputs: readonly Uint8Array[]): Uint8Array {
   const field = ({ keyStart, end }: Field) => graph.bytes.subarray(keyStart, end);
   const nodes = nodeIndexes.map((index) => graph.nodes[index] as GraphNode);
   const tensors = new Set(nodes.flatMap((node) => [...node.inputs, ...node.outputs]));
@@ -142,8 +139,7 @@ export interface SplitModel {
  * when the cut would not stand: `at` or an output unknown, a subgraph anywhere, the back needing any tensor the front
  * computes other than `at`, or the back holding most of the graph (nothing gained).
  */
-export function splitGraph(model: Uint8Array, at: string, backOutputs: readonly string[]): SplitModel | undefined {
-  const graph = readGraph(model);
+export function splitGraph(graph: ModelGraph, at: string, backOutputs: readonly string[]): SplitModel | undefined {
   if (!graph.nodes.some((node) => node.outputs.includes(at)) || backOutputs.some((output) => !graph.outputs.has(output))) return undefined;
   if (graph.nodes.some((node) => hasSubgraph(graph, node))) return undefined;
   const frontOutputs = [...graph.outputs.keys()].filter((output) => !backOutputs.includes(output));

@@ -7,7 +7,7 @@
 // decoding the whole: measured on en_US-joe-medium with ONNX Runtime 1.32 (graph optimizations off, one thread), 862
 // frames decoded whole and in windows of 96 or 128 frames with 16 of context gave identical samples (64 with 16:
 // 3e-7 apart at most; with 8: 7e-4), the decoder's peak 335 MB whole, 66 MB in windows of 128, 0.87 s either way.
-import { graphNodes, splitGraph, type SplitModel } from '../onnx/graph-split.js';
+import { readModelGraph, splitGraph, type ModelGraph, type SplitModel } from '../onnx/graph-split.js';
 import { MalformedMessage } from '../onnx/protobuf.js';
 import type { Tensor } from '../onnx/session.js';
 
@@ -21,16 +21,17 @@ const DECODER_FIRST_WEIGHT = 'dec.conv_pre.weight';
 export const AUDIO_OUTPUT = 'output';
 
 /** The tensor a Piper model's decoder starts from (the input of its first convolution), when the model names it so. */
-export function decoderInput(model: Uint8Array): string | undefined {
-  const first = graphNodes(model).filter((node) => node.opType === 'Conv' && node.inputs[1] === DECODER_FIRST_WEIGHT);
+export function decoderInput(graph: ModelGraph): string | undefined {
+  const first = graph.nodes.filter((node) => node.opType === 'Conv' && node.inputs[1] === DECODER_FIRST_WEIGHT);
   return first.length === 1 ? first[0]?.inputs[0] : undefined;
 }
 
 /** The model cut at its decoder's input (front: latent and durations; back: the latent's audio), or none when it cannot be. */
 export function splitAtDecoder(model: Uint8Array): (SplitModel & { latent: string }) | undefined {
   try {
-    const latent = decoderInput(model);
-    const split = latent ? splitGraph(model, latent, [AUDIO_OUTPUT]) : undefined;
+    const graph = readModelGraph(model);
+    const latent = decoderInput(graph);
+    const split = latent ? splitGraph(graph, latent, [AUDIO_OUTPUT]) : undefined;
     return split && latent ? { ...split, latent } : undefined;
   } catch (error) {
     // Bytes that do not parse load whole, for ONNX Runtime to say what is wrong with them.
