@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { NonBlankText } from './fields.js';
+import { MAX_REQUEST_VOICES } from '../engines/voice.js';
+import { MAX_SEGMENTS, NonBlankText } from './fields.js';
 
 /** ElevenLabs' limit for `text` on its multilingual model. */
 export const MAX_ELEVENLABS_TEXT = 10_000;
@@ -74,6 +75,27 @@ export const ElevenLabsSpeechRequest = Type.Object(
   { additionalProperties: true, description: "ElevenLabs' other fields (pronunciation dictionaries, request ids, …) are accepted and ignored." },
 );
 export type ElevenLabsSpeechRequest = Static<typeof ElevenLabsSpeechRequest>;
+
+/** ElevenLabs' text-to-dialogue: turns, each with its voice. */
+export const ElevenLabsDialogueRequest = Type.Object(
+  {
+    inputs: Type.Array(
+      Type.Object(
+        {
+          text: NonBlankText(MAX_ELEVENLABS_TEXT, 'What this turn says.'),
+          voice_id: Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /v1/voices: an ElevenLabs premade voice or a voxreel id.' }),
+        },
+        { additionalProperties: true },
+      ),
+      { minItems: 1, maxItems: MAX_SEGMENTS, description: `The turns, said in order, each in its voice (at most ${MAX_REQUEST_VOICES} different voices, ${MAX_ELEVENLABS_TEXT} characters in all).` },
+    ),
+    model_id: Omissible(Type.String({ maxLength: 100, description: 'Accepted and ignored: every model synthesizes the same way here.' })),
+    language_code: Omissible(Type.String({ maxLength: 35, description: "Accepted and ignored: each voice's language is used." })),
+    seed: Omissible(Type.Integer({ description: 'Accepted and ignored: synthesis is deterministic here.' })),
+  },
+  { additionalProperties: true, description: "ElevenLabs' other fields (settings, pronunciation dictionaries, request ids, …) are accepted and ignored." },
+);
+export type ElevenLabsDialogueRequest = Static<typeof ElevenLabsDialogueRequest>;
 
 export const ElevenLabsSpeechQuery = Type.Object(
   {

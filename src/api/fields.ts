@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_REQUEST_VOICES } from '../engines/voice.js';
 
 /** Request fields several operations share. */
 
@@ -13,7 +14,7 @@ export const JobText = (syncLength: number) =>
   NonBlankText(
     MAX_JOB_TEXT,
     `Text to speak, 1 to ${syncLength} characters; up to ${MAX_JOB_TEXT} in an asynchronous job (\`async\`, \`Prefer: respond-async\` or a webhook), spoken into its file as it goes and continued by another worker should its own stop (docs/api.md, Long jobs). ` +
-      'Required, unless `chapters` or `book` gives the text. A line that is a Markdown heading (`# Title` to `###### Title`) starts a chapter (docs/api.md, Chapters): its title is said after a pause, its `#`s are markup (not said, shown or billed).',
+      'Required, unless `chapters`, `book` or `segments` gives the text. A line that is a Markdown heading (`# Title` to `###### Title`) starts a chapter (docs/api.md, Chapters): its title is said after a pause, its `#`s are markup (not said, shown or billed).',
   );
 
 /** Chapters a request may have (ID3's table of contents counts to 255). */
@@ -32,6 +33,28 @@ export const Chapters = Type.Array(
     minItems: 1,
     maxItems: MAX_CHAPTERS,
     description: `In place of \`text\`: 1 to ${MAX_CHAPTERS} chapters, read in order, each title then its text; the text they make (each title as a Markdown heading) is limited and billed as \`text\` is.`,
+  },
+);
+
+/** Turns a dialogue may have (each is an SSML element inside, and an SSML document takes 1000 at most). */
+export const MAX_SEGMENTS = 500;
+
+/** The text as a dialogue, in place of `text`: each turn in its own voice. */
+export const Segments = Type.Array(
+  Type.Object(
+    {
+      voice: Type.String({ minLength: 1, maxLength: 100, description: 'The voice of this turn: an id from GET /voices (any engine: voices of other sample rates are resampled to the first one\'s).' }),
+      text: NonBlankText(MAX_JOB_TEXT, 'What it says, as plain text.'),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    minItems: 1,
+    maxItems: MAX_SEGMENTS,
+    description:
+      `In place of \`text\`: a dialogue of 1 to ${MAX_SEGMENTS} turns (at most ${MAX_REQUEST_VOICES} different voices), said in order, each in its voice, ` +
+      'with the pause of a turn between speakers (docs/api.md, Dialogue). `voice` may then be left out (the first turn\'s); captions say who speaks (WebVTT `<v Name>`). ' +
+      'Limited and billed as `text` is, by the characters of all turns.',
   },
 );
 
@@ -58,6 +81,9 @@ export const TextType = Type.Union([Type.Literal('text'), Type.Literal('ssml')],
 });
 
 export const VoiceId = Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voices.' });
+
+/** The voice of /tts and /tts-video: required, unless the request is a dialogue (`segments`, each turn naming its own). */
+export const DialogueVoice = Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from GET /voices. Required, unless `segments` gives each turn its own (then the first turn\'s).' });
 
 /** How to answer, shared by the operations that queue a job. */
 export const AnswerOptions = {

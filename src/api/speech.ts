@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AnswerOptions, Billed, BookId, Chapters, JobText, LexiconIds, TextType, TimedChapter, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, BookId, Chapters, DialogueVoice, JobText, LexiconIds, Segments, TextType, TimedChapter } from './fields.js';
 
 export const MAX_TTS_TEXT = 5000;
 
@@ -25,12 +25,13 @@ export const TtsRequest = Type.Object(
     ...AnswerOptions,
     text: Type.Optional(JobText(MAX_TTS_TEXT)),
     chapters: Type.Optional(Chapters),
+    segments: Type.Optional(Segments),
     book: Type.Optional(BookId),
     text_type: Type.Optional(TextType),
     marks: Type.Optional(
       Type.Boolean({ default: false, description: 'Also return speech marks: the time of each sentence, word and SSML <mark>, like Amazon Polly\'s.' }),
     ),
-    voice: VoiceId,
+    voice: Type.Optional(DialogueVoice),
     format: Type.Optional(AudioFormat),
     speed: Type.Optional(
       Type.Number({ minimum: 0.5, maximum: 2, default: 1, description: 'Playback speed; pitch is kept.' }),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_REQUEST_VOICES } from '../engines/voice.js';
 import { AspectRatio, BackgroundOption, CaptionCase, CaptionFont, CaptionOutline, CaptionPositionOption, CaptionStyle, Channels, FrameRate, HexColour, Platform, SceneList, TransitionOption, VideoResolution } from './video-options.js';
-import { AnswerOptions, Billed, BookId, Chapters, JobText, LexiconIds, TextType, TimedChapter, VoiceId } from './fields.js';
+import { AnswerOptions, Billed, BookId, Chapters, DialogueVoice, JobText, LexiconIds, Segments, TextType, TimedChapter } from './fields.js';
 
 export { AspectRatio, FrameRate, VideoResolution } from './video-options.js';
 
@@ -13,8 +14,9 @@ export const TtsVideoRequest = Type.Object(
     text: Type.Optional(JobText(MAX_VIDEO_TEXT)),
     chapters: Type.Optional(Chapters),
     book: Type.Optional(BookId),
+    segments: Type.Optional(Segments),
     text_type: Type.Optional(TextType),
-    voice: VoiceId,
+    voice: Type.Optional(DialogueVoice),
     resolution: Type.Optional(VideoResolution),
     aspect_ratio: Type.Optional(AspectRatio),
     subtitles: Type.Optional(
@@ -56,6 +58,24 @@ export const TtsVideoRequest = Type.Object(
       }),
     ),
     caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the caption text; default white.' })),
+    speakers: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: 100 }),
+        Type.Object(
+          {
+            caption_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of this speaker\'s caption text.' })),
+            highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken in this speaker\'s captions.' })),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxProperties: MAX_REQUEST_VOICES,
+          description:
+            'A dialogue\'s (`segments`, SSML `<voice>`) captions per speaker, keyed by voice id or by the speaker\'s name as the captions give it (a voice\'s name up to its first comma or parenthesis: "Joe"): `{"piper:en_US-joe-medium": {"caption_color": "#7FDBFF"}}`. ' +
+            'Speakers left out take a colour of their own from a palette (the first speaker `caption_color`), so that who speaks shows.',
+        },
+      ),
+    ),
     highlight_color: Type.Optional(Type.String({ ...HexColour, description: 'Colour of the word being spoken; default "#FFD23F".' })),
     font: Type.Optional(CaptionFont),
     position: Type.Optional(CaptionPositionOption),

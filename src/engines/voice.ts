@@ -25,3 +25,6 @@ export interface Voice {
   /** A neural voice's size and rate, as its publisher grades it. */
   quality?: 'x_low' | 'low' | 'medium' | 'high';
 }
+
+/** Most different voices one request speaks in (a dialogue's): each voice's model is loaded, and kept, by its engine. ElevenLabs' limit too. */
+export const MAX_REQUEST_VOICES = 10;

@@ -57,15 +57,15 @@ const PREMADE_TABLE: Readonly<Record<string, readonly string[]>> = Object.fromEn
 );
 
 /** An ElevenLabs voice id or name to the local voice it maps to; a voxreel voice id stands for itself. */
-export function resolveElevenLabsVoice(engines: Pick<VoiceCatalog, 'findVoice'>, requested: string): string {
+export function resolveElevenLabsVoice(engines: Pick<VoiceCatalog, 'findVoice'>, requested: string, field = 'voice_id'): string {
   const found = mappedVoice(engines, PREMADE_TABLE, requested);
   if (found) return found;
-  throw unknownVoice(requested);
+  throw unknownVoice(requested, field);
 }
 
-function unknownVoice(requested: string): AppError {
+function unknownVoice(requested: string, field: string): AppError {
   return new AppError('UNKNOWN_VOICE', {
-    field: 'voice_id',
+    field,
     message: `A voice with the voice_id "${requested.slice(0, 100)}" was not found; GET /v1/voices lists them.`,
   });
 }
@@ -132,7 +132,7 @@ export function elevenLabsVoice(engines: VoiceSource, requested: string, preview
   const local = premade ? undefined : engines.findVoice(requested);
   const found = premade ? premadeObject(engines, premade, preview) : local && localObject(local, preview);
   if (found) return found;
-  throw unknownVoice(requested);
+  throw unknownVoice(requested, 'voice_id');
 }
 
 /** ElevenLabs' `status` codes where it has one for the same failure; ours in lower case otherwise. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JobAccepted } from '../api/jobs.js';
-import type { JobAnswers, QueuedOperation, SpecOf } from '../jobs/spec.js';
+import { specCharacters, type JobAnswers, type QueuedOperation, type SpecOf } from '../jobs/spec.js';
 import { jobClient } from './job-client.js';
 
 /** Asked for with the body's `async`, or RFC 7240's `Prefer: respond-async`. */
@@ -30,7 +30,7 @@ export async function answerJob<O extends QueuedOperation>(
 ): Promise<JobAnswers[O] | JobAccepted> {
   // A book's text is read first: its characters are what the request weighs.
   const ready = await app.jobRequests.withBookText(spec, jobClient(request, 0).id);
-  const characters = ready.request.text.length;
+  const characters = specCharacters(ready);
   const outcome = await app.jobRequests.submit(ready, jobClient(request, characters), {
     detached: wantsAsync(request, answer.async),
     webhookUrl: answer.webhook_url,

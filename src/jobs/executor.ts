@@ -330,7 +330,9 @@ export function videoJob(request: TtsVideoSpec) {
     platform,
   };
   const title = request.title === undefined ? undefined : { text: request.title, seconds: request.title_seconds ?? TITLE_SECONDS };
-  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, progressBar, transition, ...(title ? { title } : {}) };
+  const speakers =
+    request.speakers && Object.fromEntries(Object.entries(request.speakers).map(([key, asked]) => [key, { textColour: hex(asked.caption_color), highlightColour: hex(asked.highlight_color) }]));
+  return { text, textType, voice, resolution, aspectRatio: aspect_ratio, subtitles, fps, frameRate: frame_rate, look, progressBar, transition, ...(title ? { title } : {}), ...(speakers ? { speakers } : {}) };
 }
 
 /** Seconds a title is shown unless asked otherwise. */

@@ -1,15 +1,19 @@
 import { AppError } from '../errors.js';
 import { MAX_CHAPTERS, MAX_JOB_TEXT } from '../api/fields.js';
+import { assertDialogue, dialogueSsml, type DialogueSegment } from '../speech/dialogue.js';
+import { writtenText, type TextType } from '../speech/read-script.js';
 import { chaptersText, headingCount, type ChapterText } from '../speech/chapters.js';
 import { MAX_TTS_TEXT, type TtsRequest, type TtsResponse } from '../api/speech.js';
 import { MAX_VIDEO_TEXT, type TtsVideoRequest, type TtsVideoResponse } from '../api/video.js';
 
 /** What a job asks for, exactly as its request gave it (minus how to answer): plain data, so it can wait in Redis. */
 export type JobSpec = { operation: 'tts'; request: TtsSpec } | { operation: 'tts-video'; request: TtsVideoSpec };
-export type TtsSpec = Omit<TtsRequest, AnswerField | 'chapters'> & { text: string };
-export type TtsVideoSpec = Omit<TtsVideoRequest, AnswerField | 'chapters'> & { text: string };
+export type TtsSpec = Omit<TtsRequest, TextField> & { text: string; voice: string };
+export type TtsVideoSpec = Omit<TtsVideoRequest, TextField> & { text: string; voice: string };
 /** What says how to answer, not what to make (fields.ts AnswerOptions). */
 type AnswerField = 'async' | 'webhook_url' | 'webhook_progress';
+/** What a job holds as its `text` (and its `voice`, a dialogue's first), not as given. */
+type TextField = AnswerField | 'chapters' | 'segments' | 'voice';
 export type QueuedOperation = JobSpec['operation'];
 export type SpecOf<O extends QueuedOperation> = Extract<JobSpec, { operation: O }>;
 
@@ -30,7 +34,12 @@ export function syncTextLimit(operation: QueuedOperation): number {
  * sentence so that another run continues it.
  */
 export function isLongJob(spec: JobSpec): boolean {
-  return textLength(spec.request.text) > syncTextLimit(spec.operation);
+  return specCharacters(spec) > syncTextLimit(spec.operation);
+}
+
+/** The characters a job is weighed and billed by: its written text's (SSML without its markup, a dialogue's turns), as the schemas count them. */
+export function specCharacters(spec: JobSpec): number {
+  return textLength(writtenText(spec.request.text, spec.request.text_type));
 }
 
 /** A text over what any request takes at once (MAX_TTS_TEXT and MAX_VIDEO_TEXT are the same): a long job's. */
@@ -61,7 +70,7 @@ export function assertAnswerableNow(spec: JobSpec): void {
   throw new AppError('VALIDATION_ERROR', {
     field: 'text',
     message:
-      `The text is ${textLength(spec.request.text)} characters: a request answered at once takes ${limit} at most. ` +
+      `The text is ${specCharacters(spec)} characters: a request answered at once takes ${limit} at most. ` +
       `A longer one (up to ${MAX_JOB_TEXT}) is a long job: send "async": true (or Prefer: respond-async, or a webhook_url) and follow GET /jobs/{id}.`,
   });
 }
@@ -86,11 +95,17 @@ export function outcomeOf<O extends QueuedOperation>(_operation: O, outcome: Job
   return outcome as JobOutcome<O>;
 }
 
-/** What a request gives its text by: `text`, or `chapters` (made into text here), or `book` (its text read by the caller: bookText). */
+/**
+ * What a request gives its text by: `text`, or `chapters` or `segments` (made into text here), or `book` (its text
+ * read by the caller: bookText); and its voice (a dialogue's turns name theirs).
+ */
 interface TextFields {
   text?: string;
+  text_type?: TextType;
   chapters?: ChapterText[];
+  segments?: DialogueSegment[];
   book?: string;
+  voice?: string;
   async?: boolean;
   webhook_url?: string;
   webhook_progress?: boolean;
@@ -101,18 +116,36 @@ interface TextFields {
  * given by exactly one of `text`, `chapters` (each title a Markdown heading before its text) or `book` (left as `text`
  * '' for the caller, which reads the book's, bookText), with at most MAX_CHAPTERS chapters; else 400.
  */
-export function specOf<T extends TextFields>(request: T): Omit<T, AnswerField | 'chapters'> & { text: string } {
-  const given = (['text', 'chapters', 'book'] as const).filter((field) => request[field] !== undefined);
-  if (given.length === 0) throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text is required (or chapters, or book: an uploaded EPUB).' });
+export function specOf<T extends TextFields>(request: T, checkVoice?: VoiceCheck): Omit<T, TextField> & { text: string; voice: string } {
+  const given = (['text', 'chapters', 'book', 'segments'] as const).filter((field) => request[field] !== undefined);
+  if (given.length === 0) throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text is required (or chapters, or segments: a dialogue, or book: an uploaded EPUB).' });
   if (given.length > 1) throw new AppError('VALIDATION_ERROR', { field: given[1], message: `Give one of ${given.join(' and ')}: each is the whole text.` });
   const spec = { ...request };
   delete spec.async;
   delete spec.webhook_url;
   delete spec.webhook_progress;
   delete spec.chapters;
+  delete spec.segments;
+  if (request.segments) {
+    request.segments.forEach((segment, index) => checkVoice?.(segment.voice, `segments[${index}].voice`));
+    return { ...spec, ...dialogueJobText(request.segments, request.voice) };
+  }
+  if (request.voice === undefined) throw new AppError('VALIDATION_ERROR', { field: 'voice', message: 'voice is required: an id from GET /voices (only a dialogue, `segments`, names a voice for each turn instead).' });
   const text = request.chapters ? chaptersJobText(request.chapters, 'chapters') : (request.text ?? '');
   assertChapterCount(text);
-  return { ...spec, text };
+  return { ...spec, text, voice: request.voice };
+}
+
+/** Throws 400 UNKNOWN_VOICE (503 ENGINE_UNAVAILABLE) naming `field` for a voice id no engine here speaks. */
+export type VoiceCheck = (id: string, field: string) => void;
+
+/**
+ * A dialogue as the text a job speaks (dialogue.ts: SSML, a <voice> a turn) and its voice (the request's, else the
+ * first turn's); 400 naming `segments` for too many voices, or more text than a job takes (assertDialogue).
+ */
+function dialogueJobText(segments: readonly DialogueSegment[], voice: string | undefined): { text: string; text_type: 'ssml'; voice: string } {
+  assertDialogue(segments, { maxCharacters: MAX_JOB_TEXT, field: 'segments', count: textLength });
+  return { text: dialogueSsml(segments), text_type: 'ssml', voice: voice ?? (segments[0] as DialogueSegment).voice };
 }
 
 /**

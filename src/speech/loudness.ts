@@ -3,6 +3,7 @@
  * define it: integrated loudness (K-weighted, gated) in LUFS and an estimate of the true peak in dBTP. Pure
  * functions over the samples, at their own rate.
  */
+import { kaiserWindow } from './kaiser.js';
 
 /** The highest true peak EBU R128 s1 and the streaming platforms accept. */
 export const TRUE_PEAK_CEILING = -1;
@@ -165,7 +166,7 @@ const KAISER_BETA = 8;
 const PHASES = [1, 2, 3].map((quarters) => {
   const taps = Float64Array.from({ length: TAPS }, (_, tap) => {
     const t = quarters / 4 - (tap - HALF_TAPS + 1);
-    const window = besselI0(KAISER_BETA * Math.sqrt(1 - (t / HALF_TAPS) ** 2)) / besselI0(KAISER_BETA);
+    const window = kaiserWindow(t / HALF_TAPS, KAISER_BETA);
     return (Math.sin(Math.PI * t) / (Math.PI * t)) * window;
   });
   const sum = taps.reduce((total, tap) => total + tap, 0);
@@ -173,16 +174,6 @@ const PHASES = [1, 2, 3].map((quarters) => {
 });
 const [QUARTER, HALF, THREE_QUARTERS] = PHASES as [Float64Array, Float64Array, Float64Array];
 
-/** The modified Bessel function of the first kind, order 0, by its power series (ample for the window's range). */
-function besselI0(x: number): number {
-  let sum = 1;
-  let term = 1;
-  for (let k = 1; k < 30; k += 1) {
-    term *= (x / (2 * k)) ** 2;
-    sum += term;
-  }
-  return sum;
-}
 
 /** No interpolated point exceeds the largest of the samples it is made of by more than this factor. */
 const MAX_OVERSHOOT = Math.max(...PHASES.map((taps) => taps.reduce((total, tap) => total + Math.abs(tap), 0)));

@@ -19,6 +19,8 @@ export interface Utterance {
   volumeDb: number;
   /** A language to speak it in other than the voice's (SSML lang, xml:lang). */
   language?: string;
+  /** A voice other than the request's, by its id (SSML voice: a dialogue's turn, `segments`). */
+  voice?: string;
   /** Seconds of silence before it in place of the usual pause (SSML break); undefined: the usual pause. */
   pauseBefore?: number;
   /** Spans of `spoken` to say as IPA (SSML phoneme, lexicons), for voices that take phonemes. */

@@ -2,6 +2,7 @@ import type { SpeechChunk, WordTiming } from '../engines/types.js';
 import type { ScriptChapter } from './chapters.js';
 import type { ScriptMark } from './script.js';
 import type { TextSpan } from './sentences.js';
+import type { SpeakerTurn } from './dialogue.js';
 
 /** An engine's chunk with the span of the request text it speaks. */
 export interface SpokenSpan extends SpeechChunk {
@@ -31,4 +32,6 @@ export interface Speech {
   marks?: ScriptMark[];
   /** Chapters: titles at offsets into the written text (chapters.ts). */
   chapters?: ScriptChapter[];
+  /** A dialogue's turns: who says which stretch of the written text (turns.ts). */
+  turns?: SpeakerTurn[];
 }

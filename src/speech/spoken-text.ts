@@ -16,19 +16,19 @@ type Rewriter = (text: string, writtenStart: number) => MappedText;
  * The script as the voice is to say it: lexicons' aliases, then (English voices) numbers, dates and abbreviations read
  * out. `checkLength` is told the spoken length the aliases make before the text is built with them (it throws to refuse).
  */
-export function speakable(script: Script, voice: Voice, lexicons: readonly Lexicon[] = [], checkLength?: (characters: number) => void): Script {
+export function speakable(script: Script, voices: Voice | ((utterance: Utterance) => Voice), lexicons: readonly Lexicon[] = [], checkLength?: (characters: number) => void): Script {
+  // Each utterance in its own voice (a dialogue's turn) where it has one.
+  const voiceOf = typeof voices === 'function' ? voices : () => voices;
   let utterances = script.utterances;
   const rewrites = lexicons.length > 0 ? lexiconRewrites(script.text, lexicons) : [];
   const aliases = rewrites.filter((rewrite) => rewrite.alias !== undefined);
   const spoken = utterances.reduce((sum, utterance) => sum + utterance.spoken.text.length, 0);
   checkLength?.(aliases.reduce((sum, { start, end, alias = '' }) => sum + alias.length - (end - start), spoken));
   if (aliases.length > 0) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, (text, start) => withAliases(text, start, aliases)));
-  if (/^en\b/iu.test(voice.language)) utterances = utterances.map((utterance) => rewriteAsWritten(utterance, normalizeEnglish));
-  // IPA last, on what is finally spoken: the spoken units of each written span it covers.
-  const ipa = voice.phonemes
-    ? [...(script.phonemes ?? []), ...rewrites.flatMap(({ start, end, ipa: phonemes }) => (phonemes === undefined ? [] : [{ start, end, ipa: phonemes }]))]
-    : [];
-  if (ipa.length > 0) utterances = utterances.map((utterance) => withPhonemeSpans(utterance, ipa));
+  utterances = utterances.map((utterance) => (/^en\b/iu.test(voiceOf(utterance).language) ? rewriteAsWritten(utterance, normalizeEnglish) : utterance));
+  // IPA last, on what is finally spoken: the spoken units of each written span it covers (for voices that take it).
+  const ipa = [...(script.phonemes ?? []), ...rewrites.flatMap(({ start, end, ipa: phonemes }) => (phonemes === undefined ? [] : [{ start, end, ipa: phonemes }]))];
+  if (ipa.length > 0) utterances = utterances.map((utterance) => (voiceOf(utterance).phonemes ? withPhonemeSpans(utterance, ipa) : utterance));
   return utterances === script.utterances ? script : { ...script, utterances };
 }
 

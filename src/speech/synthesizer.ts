@@ -19,10 +19,12 @@ import type { ScratchSpace } from '../storage/scratch.js';
 import { publishFiles, storageFailed, type Companion, type Storage, type StoredFile } from '../storage/storage.js';
 import type { Lexicon } from './lexicon.js';
 import { RequestBudget, type BudgetLimits } from './request-budget.js';
-import { assertSpeakable, readScript, type TextType } from './read-script.js';
+import { assertSpeakable, isSsml, readScript, type TextType } from './read-script.js';
 import { speechMarks, type SpeechMark } from './speech-marks.js';
 import { speakable } from './spoken-text.js';
 import type { Script, Utterance } from './script.js';
+import { speakersOf, speakerTurns, type SpeakerTurn } from './dialogue.js';
+import { resampleChunk } from './resample.js';
 import { spokenSpan, timedWords, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
 import { mapInOrder } from './map-in-order.js';
@@ -76,8 +78,11 @@ export interface SpokenSoFar {
  * rate the voice does not reach); the pauses between sentences are scaled with the voice's share, so that the whole
  * file comes out `speed` times shorter.
  */
-function splitSpeed(voice: VoiceHandle, speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
-  if (!voice.naturalSpeed || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
+function splitSpeed(voices: readonly VoiceHandle[], speed: number): { spoken: number | undefined; tempo: number; join: JoinOptions } {
+  const [voice] = voices as [VoiceHandle];
+  // Voices that would each take a different share (a dialogue's) all leave the rate to the tempo filter.
+  const alike = voices.every((other) => other.naturalSpeed === voice.naturalSpeed && other.speedShare === voice.speedShare);
+  if (!voice.naturalSpeed || !alike || speed === 1) return { spoken: undefined, tempo: speed, join: {} };
   const natural = speed ** voice.speedShare;
   return { spoken: speed, tempo: speed / natural, join: { gapSeconds: GAP_SECONDS / natural } };
 }
@@ -188,24 +193,43 @@ export class Synthesizer {
       throw new AppError('VALIDATION_ERROR', { field: 'text', message: 'text must be valid Unicode (it holds a lone surrogate).' });
     }
     const script = readScript(request.text, request.textType);
-    assertSpeakable(script, voice);
+    for (const speaker of [voice, ...this.otherVoices(script)]) assertSpeakable(script, speaker);
     if (onlyEmoji(script.text)) {
       throw new AppError('UNSUPPORTED_TEXT', { field: 'text', message: 'The text holds only emoji, which are drawn in captions but never spoken: add words to speak.' });
     }
     return voice;
   }
 
-  /** The voice with this id, resolved into its handle; 400 UNKNOWN_VOICE, or 503 ENGINE_UNAVAILABLE when its engine could not start. */
-  voiceOf(voiceId: string): VoiceHandle {
+  /**
+   * The voice with this id, resolved into its handle; 400 UNKNOWN_VOICE, or 503 ENGINE_UNAVAILABLE when its engine
+   * could not start (naming `field`: where the id was given).
+   */
+  voiceOf(voiceId: string, field = 'voice'): VoiceHandle {
     const voice = this.engines.handleOf(voiceId);
     const engine = voiceId.slice(0, voiceId.indexOf(':')).toLowerCase();
     if (!voice && this.engines.unavailable?.().some((unavailable) => unavailable.engine === engine)) {
-      throw new AppError('ENGINE_UNAVAILABLE', { field: 'voice', retryAfter: 30 });
+      throw new AppError('ENGINE_UNAVAILABLE', { field, retryAfter: 30 });
     }
     if (!voice) {
-      throw new AppError('UNKNOWN_VOICE', { field: 'voice', message: `No voice has the id "${voiceId.slice(0, 100)}"; GET /voices lists them.` });
+      throw new AppError('UNKNOWN_VOICE', { field, message: `No voice has the id "${voiceId.slice(0, 100)}"; GET /voices lists them.` });
     }
     return voice;
+  }
+
+  /** The voices a script names besides the request's (SSML voice: a dialogue's turns), each once. */
+  private otherVoices(script: Script): VoiceHandle[] {
+    const ids = new Set(script.utterances.flatMap((utterance) => (utterance.voice ? [utterance.voice.toLowerCase()] : [])));
+    return [...ids].map((id) => this.voiceOf(id, 'text'));
+  }
+
+  /** Every voice a request speaks in, its own first (a dialogue's others after it). */
+  private voicesOf(request: Pick<SpeakRequest, 'text' | 'textType' | 'voice'>): VoiceHandle[] {
+    return isSsml(request.text, request.textType) ? [request.voice, ...this.otherVoices(readScript(request.text, request.textType))] : [request.voice];
+  }
+
+  /** The voice an utterance is said in: its own (a dialogue's turn), else the request's. */
+  private utteranceVoice(request: SpeakRequest, utterance: Utterance): VoiceHandle {
+    return utterance.voice ? this.voiceOf(utterance.voice, 'text') : request.voice;
   }
 
   /**
@@ -232,7 +256,7 @@ export class Synthesizer {
    * spoken (lexicons, normalization) and the seconds of its breaks and pauses (the front doors of jobs call it).
    */
   checkBudget(request: SpeakRequest & { speed?: number }, kind: 'audio' | 'video'): void {
-    const { tempo, join } = kind === 'audio' ? splitSpeed(request.voice, request.speed ?? 1) : { tempo: 1, join: {} };
+    const { tempo, join } = kind === 'audio' ? splitSpeed(this.voicesOf(request), request.speed ?? 1) : { tempo: 1, join: {} };
     this.scriptOf(request, this.budget(kind, tempo, join.gapSeconds, request.long));
   }
 
@@ -241,14 +265,21 @@ export class Synthesizer {
     const script = this.scriptOf(request, budget);
     const chunks: SpokenSpan[] = [];
     for await (const chunk of this.speakInOrder(request, script, budget)) chunks.push(chunk);
-    return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks, ...(script.chapters ? { chapters: script.chapters } : {}) };
+    const turns = this.turnsOf(request, script);
+    return { ...joinSpeech(chunks, join), text: script.text, marks: script.marks, ...(script.chapters ? { chapters: script.chapters } : {}), ...(turns ? { turns } : {}) };
   }
 
   /** What the request says, as its voice is to say it (lexicons, English normalization: spoken-text.ts), checked against `budget` before it is built whole. */
   private scriptOf(request: SpeakRequest, budget: RequestBudget): Script {
-    const script = speakable(readScript(request.text, request.textType), request.voice, request.lexicons, (characters) => budget.spokenLength(characters));
+    const written = readScript(request.text, request.textType);
+    const script = speakable(written, (utterance) => this.utteranceVoice(request, utterance), request.lexicons, (characters) => budget.spokenLength(characters));
     budget.plan(script);
     return script;
+  }
+
+  /** A dialogue's turns (speakerTurns), each voice by its id and name; undefined for a text in one voice. */
+  private turnsOf(request: SpeakRequest, script: Script): SpeakerTurn[] | undefined {
+    return speakerTurns(script, (utterance) => this.utteranceVoice(request, utterance));
   }
 
   /**
@@ -288,16 +319,20 @@ export class Synthesizer {
     return { spoken, readBack: false };
   }
 
-  /** One utterance: its spoken text in its voice (another of the same engine for another language, where there is one), at its rate and volume. */
+  /**
+   * One utterance: its spoken text in its voice (a dialogue's turn's, another of the same engine for another language
+   * where there is one), at its rate and volume, at the request voice's sample rate.
+   */
   private async speakUtterance(request: SpeakRequest, utterance: Utterance): Promise<SpokenSpan> {
-    const voice = (utterance.language && this.voiceForLanguage(request.voice, utterance.language)) || request.voice;
+    const own = this.utteranceVoice(request, utterance);
+    const voice = (utterance.language && this.voiceForLanguage(own, utterance.language)) || own;
     const rate = utterance.rate;
     // The voice says the rate itself where it can (naturalSpeed); elsewhere its audio is stretched.
     const speed = voice.naturalSpeed && rate !== 1 ? (request.speed ?? 1) * rate : request.speed;
     const chunk = await this.speakText({ ...request, voice, speed }, utterance.spoken.text, utterance.phonemes);
     const stretched = !voice.naturalSpeed && rate !== 1 ? await stretchChunk(this.ffmpeg, chunk, rate, request.signal) : chunk;
     return {
-      ...withGain(stretched, utterance.volumeDb),
+      ...resampleChunk(withGain(stretched, utterance.volumeDb), request.voice.sampleRate),
       span: utterance.span,
       ...(stretched.words ? { words: writtenWords(stretched.words, utterance) } : {}),
       ...(utterance.pauseBefore === undefined ? {} : { pauseBefore: utterance.pauseBefore }),
@@ -327,7 +362,7 @@ export class Synthesizer {
 
   /** The whole speech for a file at `speed`, and the tempo its encode is still to apply (splitSpeed), within the request's budget. */
   private async speakWhole(request: SpeakRequest & { speed: number }): Promise<{ speech: Speech; tempo: number; budget: RequestBudget }> {
-    const { spoken, tempo, join } = splitSpeed(request.voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(this.voicesOf(request), request.speed);
     const budget = this.budget('audio', tempo, join.gapSeconds);
     // Slowed down, the silence at the ends grows with it: start from less, so the file keeps about EDGE_SECONDS.
     const speech = await this.speak({ ...request, speed: spoken }, budget, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
@@ -340,7 +375,7 @@ export class Synthesizer {
     const progress = onProgress && ((fraction: number, spoken: SpokenSoFar) => onProgress(fraction * SPEECH_SHARE, spoken));
     if (request.long) return this.renderLongAudio({ ...request, onProgress: progress });
     const { speech, tempo, budget } = await this.speakWhole({ ...request, onProgress: progress });
-    return this.publishAudio(request, { text: speech.text ?? request.text, chapters: speech.chapters }, budget, encodedBytes(speech, tempo), async (output) => {
+    return this.publishAudio(request, { text: speech.text ?? request.text, chapters: speech.chapters, turns: speech.turns }, budget, encodedBytes(speech, tempo), async (output) => {
       await encodeSpeech(this.ffmpeg, speech, { encoding: request.encoding, speed: tempo, loudness: request.loudness, output, signal: request.signal }).catch(rethrowAsAppError('MEDIA_FAILED'));
       return speech;
     });
@@ -354,7 +389,7 @@ export class Synthesizer {
    */
   private async renderLongAudio(request: AudioRequest): Promise<AudioResult> {
     const { voice, signal } = request;
-    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(this.voicesOf(request), request.speed);
     const budget = this.budget('audio', tempo, join.gapSeconds, true);
     const speaking = { ...request, speed: spoken };
     const script = this.scriptOf(speaking, budget);
@@ -364,7 +399,7 @@ export class Synthesizer {
     const bytes = Math.ceil(((characters / 10 + pauses) / tempo) * voice.sampleRate * 2) + 4096;
     // Times of sentences and words only where the answer has them (chapters start at words): they grow with the text.
     const timed = request.timestamps === true || request.marks === true || script.chapters !== undefined;
-    return this.publishAudio(request, { text: script.text, chapters: script.chapters }, budget, bytes, async (output) => {
+    return this.publishAudio(request, { text: script.text, chapters: script.chapters, turns: this.turnsOf(speaking, script) }, budget, bytes, async (output) => {
       const joiner = new SpeechJoiner(voice.sampleRate, { ...join, edgeSeconds: EDGE_SECONDS * Math.min(1, tempo) });
       const timing: Pick<Speech, 'sentences' | 'words'> = { sentences: [], words: [] };
       const keepTimes = (piece: Pick<Speech, 'sentences' | 'words'>) => {
@@ -383,7 +418,7 @@ export class Synthesizer {
    * cover in the file where its container takes them): they appear at their URLs complete or not at all.
    * `written`: the written text, and its chapters. `bytes`: most the file may take.
    */
-  private async publishAudio(request: AudioRequest, written: { text: string; chapters?: ScriptChapter[] }, budget: RequestBudget, bytes: number, encode: (output: string) => Promise<Speech>): Promise<AudioResult> {
+  private async publishAudio(request: AudioRequest, written: WrittenText, budget: RequestBudget, bytes: number, encode: (output: string) => Promise<Speech>): Promise<AudioResult> {
     const encoding = AUDIO_ENCODINGS[request.encoding];
     const { text } = written;
     const chaptered = written.chapters !== undefined;
@@ -407,7 +442,7 @@ export class Synthesizer {
         const marks = request.marks && words ? speechMarks(text, speech, words, duration) : undefined;
         const chapters = written.chapters && words ? chapterTimes(written.chapters, words, duration) : undefined;
         await tagAudio(this.ffmpeg, output, request.encoding, { ...request.tags, chapters: chapters ?? [] }, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
-        return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words) : undefined };
+        return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words, written.turns && speakersOf(written.turns, words)) : undefined };
       },
       companions,
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), bytes) },
@@ -433,7 +468,7 @@ export class Synthesizer {
    */
   async streamAudio(request: StreamRequest, output: Writable): Promise<void> {
     const { voice } = request;
-    const { spoken, tempo, join } = splitSpeed(voice, request.speed);
+    const { spoken, tempo, join } = splitSpeed(this.voicesOf(request), request.speed);
     const options = { encoding: request.encoding, speed: tempo, sampleRate: request.sampleRate, signal: request.signal };
     const speaking = { ...request, speed: spoken };
     const budget = this.budget('audio', tempo, join.gapSeconds);
@@ -531,6 +566,13 @@ function wordsInTurn(text: string, tempo: number, onWords: (words: SpokenWord[],
     told = end;
     if (words.length > 0) onWords(saidWords(text, words), text);
   };
+}
+
+/** The written text of a file's speech (an SSML document's without its markup), its chapters, and a dialogue's turns. */
+interface WrittenText {
+  text: string;
+  chapters?: ScriptChapter[];
+  turns?: SpeakerTurn[];
 }
 
 /** What publishing an audio file found, for its answer and its companions. */

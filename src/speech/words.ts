@@ -21,8 +21,8 @@ export interface SpokenWord {
 }
 
 /**
- * Gives every token a start: the earliest engine word event inside it or, for engines without word events,
- * a share of its sentence by spokenWeight. An engine word that covers several tokens of a script written without
+ * Gives every token a start: the earliest engine word event inside it or, for sentences without word events (an
+ * engine without them), a share of its sentence by spokenWeight. An engine word that covers several tokens of a script written without
  * spaces (eSpeak NG reads a Japanese sentence as one) shares its time among those without an event of their own.
  * Tokens no word event falls in (a lone dash) join the word before; so do tokens of emoji alone, never spoken,
  * whatever the engine: an emoji stays with the word it follows (or, at the start, the word after).
@@ -74,15 +74,21 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
       }
       spread(covered, word.start, word.end);
     });
-  } else {
-    for (const sentence of speech.sentences) {
-      const inside = tokens.flatMap((token, index) =>
-        !silent[index] && token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
-      );
-      spread(inside, sentence.start, sentence.end);
-    }
   }
-  const sentenceOffsets = new Set(speech.sentences.map((sentence) => tokenAt(sentence.textOffset)));
+  // Sentences no word event fell in (an engine without them; a dialogue's turn in such a voice): a share each.
+  for (const sentence of speech.sentences) {
+    const inside = tokens.flatMap((token, index) =>
+      !silent[index] && token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
+    );
+    if (inside.every((index) => starts[index] === undefined)) spread(inside, sentence.start, sentence.end);
+  }
+  // A sentence's first token: the one at its offset, or after it (an SSML sentence's span starts at the space before it).
+  const firstToken = (offset: number) => {
+    const index = tokenAt(offset);
+    const token = tokens[index];
+    return token && token.offset + token.length <= offset ? index + 1 : index;
+  };
+  const sentenceOffsets = new Set(speech.sentences.map((sentence) => firstToken(sentence.textOffset)));
 
   const words: SpokenWord[] = [];
   let pendingPrefix: Token[] = [];

@@ -6,16 +6,24 @@ import type { Voice } from '../engines/voice.js';
 import type { JobClient, JobSlots } from '../jobs/admission/slots.js';
 import { AUDIO_ENCODINGS, type AudioEncoding } from '../speech/audio-encoding.js';
 import type { LexiconStore } from '../speech/lexicon-store.js';
-import type { TextType } from '../speech/read-script.js';
+import { writtenText, type TextType } from '../speech/read-script.js';
+import { assertDialogue, dialogueSsml, type DialogueSegment } from '../speech/dialogue.js';
 import { splitSentences } from '../speech/sentences.js';
 import type { StreamRequest, Synthesizer } from '../speech/synthesizer.js';
 
 /** What a front door asks to have spoken, in voxreel's words (its own names mapped already). */
-export interface SpeechStreamRequest {
-  text: string;
-  textType?: TextType;
-  /** A voice id, as GET /voices lists them. */
+export type SpeechStreamRequest = SpokenText & StreamOptions;
+
+/** What is said: a text in a voice, or a dialogue (each turn in its own voice, the first turn's the request's). */
+type SpokenText = { text: string; textType?: TextType; voice: string } | { segments: readonly DialogueSegment[]; fields: DialogueFields; maxCharacters: number };
+
+/** Where a front door's request holds a dialogue, for messages: its list of turns, and a turn's voice within it. */
+export interface DialogueFields {
+  list: string;
   voice: string;
+}
+
+interface StreamOptions {
   /** Ids of the client's lexicons (POST /lexicons), applied in order. */
   lexicons?: readonly string[];
   encoding: AudioEncoding;
@@ -55,20 +63,34 @@ export interface SpeechStreamDeps {
 export class SpeechStreams {
   constructor(private readonly deps: SpeechStreamDeps) {}
 
-  /** The voice of this id, or UNKNOWN_VOICE (ENGINE_UNAVAILABLE for an engine that did not start). */
-  checkVoice(id: string): Voice {
-    return this.deps.synthesizer.voiceOf(id);
+  /** The voice of this id, or UNKNOWN_VOICE (ENGINE_UNAVAILABLE for an engine that did not start) naming `field`. */
+  checkVoice(id: string, field?: string): Voice {
+    return this.deps.synthesizer.voiceOf(id, field);
   }
 
   /** Resolves a request once, for `client` (its lexicons and cache partition); undefined: speech shared by every client (previews). */
   async prepare(client: string | undefined, request: SpeechStreamRequest): Promise<PreparedSpeech> {
-    const { text, textType, encoding, speed, sampleRate, onWords } = request;
-    const voice = this.deps.synthesizer.resolveVoice({ text, voice: request.voice, textType });
+    const { encoding, speed, sampleRate, onWords } = request;
+    const { text, textType, voice: voiceId } = this.spokenText(request);
+    const voice = this.deps.synthesizer.resolveVoice({ text, voice: voiceId, textType });
     const lexicons = client === undefined ? undefined : await this.deps.lexicons.resolve(request.lexicons, client);
     const cachePartition = client === undefined ? undefined : this.deps.partition(client);
-    const prepared: PreparedSpeech = { voice: { id: voice.id, sampleRate: voice.sampleRate }, encoding, contentType: AUDIO_ENCODINGS[encoding].contentType, characters: text.length };
+    const characters = writtenText(text, textType).length;
+    const prepared: PreparedSpeech = { voice: { id: voice.id, sampleRate: voice.sampleRate }, encoding, contentType: AUDIO_ENCODINGS[encoding].contentType, characters };
     resolved.set(prepared, { text, textType, voice, encoding, speed, sampleRate, onWords, lexicons, cachePartition });
     return prepared;
+  }
+
+  /**
+   * A request's text in a voice: a dialogue's turns as SSML (dialogue.ts), in the first turn's voice, each turn's voice
+   * checked (naming the turn's field) and its bounds (assertDialogue).
+   */
+  private spokenText(request: SpokenText): { text: string; textType?: TextType; voice: string } {
+    if ('text' in request) return request;
+    const { segments, fields, maxCharacters } = request;
+    segments.forEach((segment, index) => this.checkVoice(segment.voice, `${fields.list}[${index}].${fields.voice}`));
+    assertDialogue(segments, { maxCharacters, field: fields.list });
+    return { text: dialogueSsml(segments), textType: 'ssml', voice: (segments[0] as DialogueSegment).voice };
   }
 
   /** Speaks a prepared request into `output` in a job slot (limits, quotas, metrics), stopping at the client's signal or the job's deadline. */

@@ -181,7 +181,7 @@ function emojiEvents(font: CaptionFont, fontSize: number, lines: readonly Captio
  * then each line centred in its box. libass's own boxes (border style 3) follow each glyph run's font, so spaces and
  * punctuation from another face than the script's stuck out as notches, and the boxes of two lines overlapped.
  */
-function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, drawing: Drawing, box: Captions['box'], bottom: number): string[] {
+function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: CaptionFont, drawing: Drawing, box: Captions['box'], bottom: number, colour = ''): string[] {
   const { look, language } = drawing;
   const pitch = box.fontSize + 2 * box.outline;
   const centre = Math.round(box.marginLeft + (box.width - box.marginLeft - box.marginRight) / 2);
@@ -199,7 +199,7 @@ function boxedEvents(times: string, lines: readonly CaptionPiece[][], font: Capt
     ...lines.flatMap((line, index) =>
       emojiEvents(font, box.fontSize, [line], (layer, prefix, emoji) => {
         const text = lineText(line, NO_WORD, font, drawing, emoji, { base: 100, lit: 100 });
-        return `Dialogue: ${layer + 1},${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${prefix}${text}`;
+        return `Dialogue: ${layer + 1},${times},Caption,,0,0,0,,{\\an5\\pos(${centre},${top(index) + pitch / 2})}${prefix}${colour}${text}`;
       }),
     ),
   ];
@@ -246,17 +246,25 @@ export function assScript(captions: Captions, canvas: CaptionBand = { top: 0, he
   const soft = blur > 0 ? `{\\blur${blur}}` : '';
   const marginBottom = box.marginBottom - (box.height - canvas.top - canvas.height);
   const style = styleLine('Caption', font, look, { fontSize: box.fontSize, outline: boxed ? 0 : box.outline, shadow: box.shadow }, box, marginBottom);
-  const drawing: Drawing = { look, language: captions.language, direction: paragraphDirection(captions.words.map((word) => word.text).join(' '), captions.language) };
+  const plain: Drawing = { look, language: captions.language, direction: paragraphDirection(captions.words.map((word) => word.text).join(' '), captions.language) };
   const highlightBox = look.highlightBox === true && STYLE_PRESETS[look.style].highlight;
   const events = captions.states.flatMap((state) => {
-    const lines = captions.cues[state.cue]?.lines ?? [];
+    const cue = captions.cues[state.cue];
+    const lines = cue?.lines ?? [];
+    // A dialogue's cue in its speaker's colours (speakers.ts).
+    const speaker = cue?.speaker === undefined ? undefined : captions.speakers?.[cue.speaker];
+    const drawing = speaker ? { ...plain, look: { ...look, textColour: speaker.textColour, highlightColour: speaker.highlightColour } } : plain;
+    const colour = speaker && speaker.textColour !== look.textColour ? `{\\1c${assColour(speaker.textColour)}&}` : '';
     const times = `${assTime(boundaryCentiseconds(state.startFrame, captions.fps))},${assTime(boundaryCentiseconds(state.endFrame, captions.fps))}`;
-    if (boxed) return boxedEvents(times, lines, font, drawing, box, canvas.height - marginBottom);
+    if (boxed) return boxedEvents(times, lines, font, drawing, box, canvas.height - marginBottom, colour);
     const sizes = stateSizes(captions, lines, state.grow, font);
     // With a highlight box, the box (one drawing around the spoken word on each line it is on) goes under the rest.
     const under = highlightBox ? highlightEvents(times, lines, state.word, font, drawing, sizes, box, canvas.height - marginBottom) : [];
     const layerOffset = under.length;
-    return [...under, ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${dialogueText(lines, state.word, font, drawing, emoji, sizes)}`)];
+    return [
+      ...under,
+      ...emojiEvents(font, box.fontSize, lines, (layer, prefix, emoji) => `Dialogue: ${layer + layerOffset},${times},Caption,,0,0,0,,${prefix}${layer === 0 ? soft : ''}${colour}${dialogueText(lines, state.word, font, drawing, emoji, sizes)}`),
+    ];
   });
   const titles = titlesOf(captions);
   const title = titles.flatMap((shown) => titleEvents(captions, shown, font, canvas));

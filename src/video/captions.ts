@@ -3,6 +3,7 @@ import type { SpokenWord } from '../speech/words.js';
 import type { TimedChapter } from '../speech/chapters.js';
 import type { CaptionLook } from './caption-style.js';
 import type { CaptionBox } from './frame.js';
+import type { CaptionSpeaker } from './speakers.js';
 
 /** Burned-in captions: the words, their cues, and the frames at which the picture changes. */
 /** A spoken word as shown: the request text between two spaces, lit from `start`. */
@@ -16,6 +17,8 @@ export interface Cue {
   endFrame: number;
   /** One or two lines. */
   lines: CaptionPiece[][];
+  /** A dialogue's: who says it, an index into Captions.speakers. */
+  speaker?: number;
 }
 
 /** `CaptionState.word` of styles that light no word. */
@@ -65,6 +68,8 @@ export interface Captions {
   wordFrames: number[];
   cues: Cue[];
   states: CaptionState[];
+  /** A dialogue's speakers (speakers.ts), each cue's drawn in its look. */
+  speakers?: CaptionSpeaker[];
 }
 
 /** The titles a video shows, in order: the hook, then the chapter cards. */

@@ -7,6 +7,8 @@ import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup 
 import { NO_WORD, titlesOf, type CaptionState, type Captions, type CaptionTitle, type Cue } from './captions.js';
 import { chapterTimes, type TimedChapter } from '../speech/chapters.js';
 import { layoutTitle } from './title.js';
+import { speakersOf } from '../speech/dialogue.js';
+import { captionSpeakers, type SpeakerLook } from './speakers.js';
 import { captionBox, type CaptionBox, type FrameSize } from './frame.js';
 
 export interface LayoutOptions {
@@ -23,6 +25,8 @@ export interface LayoutOptions {
   font?: MeasuredFont;
   /** A title shown over the first `seconds` (a hook). */
   title?: { text: string; seconds: number };
+  /** A dialogue's speakers' looks, by voice id or name (speakers.ts). */
+  speakers?: Readonly<Record<string, SpeakerLook>>;
 }
 
 /** Seconds a chapter's card shows from its start (less where the next chapter starts sooner). */
@@ -77,17 +81,21 @@ export function layoutCaptions(options: LayoutOptions): Captions {
   const box = boxAt(shares[at] as number);
   const chapters = options.speech.chapters && chapterTimes(options.speech.chapters, words, options.speech.duration);
   const cards = chapters && chapterCards(chapters, { frames, fps: options.fps, after: title?.title.endFrame ?? 0, toFrame }, (text, startFrame, endFrame) => layoutTitle({ text, startFrame, endFrame }, box, font, look, options.language).title);
+  const { turns } = options.speech;
+  const speakers = turns && captionSpeakers(turns, look, options.speakers);
+  const speakerOf = turns && speakersOf(turns, words);
   const cues = groups
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
       const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
-      return { startFrame, endFrame: Math.max(startFrame + 1, toFrame(end + HOLD_SECONDS)), lines };
+      const speaker = speakers?.findIndex((one) => one.name === speakerOf?.(first)) ?? -1;
+      return { startFrame, endFrame: Math.max(startFrame + 1, toFrame(end + HOLD_SECONDS)), lines, ...(speaker >= 0 ? { speaker } : {}) };
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))
     .filter((cue) => cue.endFrame > cue.startFrame);
   const lit = preset.highlight ? captionStates(cues, wordFrames) : cues.map((cue, index) => ({ startFrame: cue.startFrame, endFrame: cue.endFrame, cue: index, word: NO_WORD }));
   const states = 'pop' in preset && preset.pop ? lit.flatMap((state) => popping(state, options.fps)) : lit;
-  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title: title.title } : {}), ...(cards?.length ? { cards } : {}), ...(chapters ? { chapters } : {}) };
+  return { fps: options.fps, frames, box, look, language: options.language, words, wordFrames, cues, states, ...(title ? { title: title.title } : {}), ...(cards?.length ? { cards } : {}), ...(chapters ? { chapters } : {}), ...(speakers ? { speakers } : {}) };
 }
 
 /**

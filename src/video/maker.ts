@@ -1,3 +1,4 @@
+import type { SpeakerLook } from './speakers.js';
 import path from 'node:path';
 import { AppError } from '../errors.js';
 import type { VoiceHandle } from '../engines/types.js';
@@ -37,6 +38,8 @@ export interface VideoRequest {
   look?: Partial<CaptionLook>;
   /** A title (hook) over the first seconds. */
   title?: { text: string; seconds: number };
+  /** A dialogue's speakers' caption colours, by voice id or name (speakers.ts). */
+  speakers?: Readonly<Record<string, SpeakerLook>>;
   /** Behind the captions; the dark default colour where absent. */
   background?: Background;
   /** Backgrounds in turn from a time or a sentence on (`background` before the first). */
@@ -123,7 +126,7 @@ export class VideoMaker {
     const budget = this.synthesizer.budget('video', undefined, undefined, request.long);
     const speech = await this.synthesizer.speak({ ...request, onProgress: onProgress && ((fraction, spoken) => onProgress(fraction * SPEECH_SHARE, spoken)) }, budget);
     const size = frameSize(request.resolution, request.aspectRatio);
-    const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title });
+    const captions = layoutCaptions({ text: speech.text ?? request.text, speech, size, aspectRatio: request.aspectRatio, fps: request.fps, look: request.look, language: request.voice.language, title: request.title, speakers: request.speakers });
     const scenes = request.scenes && placeScenes(request.scenes, speech.sentences, request.fps, captions.frames);
     // Titles (the hook, chapter cards) are drawn with the captions; without subtitles they are drawn alone.
     const drawn = request.subtitles ? captions : titlesOf(captions).length > 0 ? { ...captions, cues: [], states: [] } : undefined;

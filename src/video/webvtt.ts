@@ -13,6 +13,7 @@ export function webVtt(captions: Captions): string {
       .map((cue) => ({
         start: seconds(cue.startFrame),
         end: seconds(cue.endFrame),
+        ...(cue.speaker === undefined ? {} : { voice: captions.speakers?.[cue.speaker]?.name }),
         lines: cue.lines.map((line) => line.map((piece) => ({ text: piece.text, start: seconds(captions.wordFrames[piece.word] as number), spaceBefore: piece.spaceBefore }))),
       })),
   );

@@ -247,3 +247,36 @@ describe('errors in ElevenLabs shape', () => {
     }
   });
 });
+
+describe('text to dialogue with the official ElevenLabs SDK', () => {
+  const INPUTS = [
+    { text: 'Knock knock.', voiceId: GEORGE },
+    { text: 'Who is there?', voiceId: 'kokoro:af_heart' },
+    { text: 'Lettuce.', voiceId: 'flite:slt' },
+  ];
+
+  it('converts a dialogue of three voices (and engines) to one mp3, each turn said in turn', async () => {
+    const { bytes } = await bytesOf(await client.textToDialogue.convert({ inputs: INPUTS }));
+    const file = await saved(bytes, 'mp3');
+    const info = await probe(file);
+    expect(info.streams[0]?.codecName).toBe('mp3');
+    expect(info.streams[0]?.sampleRate).toBe(44_100);
+    // Three short turns and the pauses between speakers.
+    expect(info.duration).toBeGreaterThan(2);
+    const alone = await saved((await bytesOf(await client.textToSpeech.convert(GEORGE, { text: 'Knock knock.' }))).bytes, 'mp3');
+    expect(info.duration).toBeGreaterThan((await probe(alone)).duration + 1);
+  });
+
+  it('streams a dialogue as it is spoken, in the format asked for', async () => {
+    const { bytes } = await bytesOf(await client.textToDialogue.stream({ inputs: INPUTS, outputFormat: 'pcm_16000' }));
+    // 16-bit mono PCM at 16 kHz: whole samples, more than two seconds of them.
+    expect(bytes.length % 2).toBe(0);
+    expect(bytes.length / 2 / 16_000).toBeGreaterThan(2);
+  });
+
+  it('refuses an unknown voice in a turn with ElevenLabs\' body, naming the turn', async () => {
+    const error = await failure(client.textToDialogue.convert({ inputs: [INPUTS[0] as (typeof INPUTS)[number], { text: 'Hi.', voiceId: 'NoSuchVoice' }] }));
+    expect(error.statusCode).toBe(404);
+    expect(error.body).toEqual({ detail: { status: 'voice_not_found', message: expect.stringContaining('NoSuchVoice') } });
+  });
+});

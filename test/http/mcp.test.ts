@@ -94,8 +94,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       expect(tool.outputSchema?.type).toBe('object');
     }
     const speak = tools.find((tool) => tool.name === 'speak');
-    expect(Object.keys(speak?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['text', 'voice', 'format', 'speed']));
-    expect(speak?.inputSchema.required).toEqual(['text']);
+    expect(Object.keys(speak?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['text', 'segments', 'voice', 'format', 'speed']));
+    // Text, chapters or a dialogue's segments: one of them, which the API checks.
+    expect(speak?.inputSchema.required).toBeUndefined();
     const video = tools.find((tool) => tool.name === 'make_video');
     expect(Object.keys(video?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['resolution', 'aspect_ratio', 'subtitles', 'caption_style']));
   });
@@ -137,6 +138,17 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const spoken = await succeeded<SpokenFile>(client, 'speak', { text: 'Hello there.', async: true });
     expect(spoken.voice).toBe(recommended?.id);
     expect(spoken.url).toMatch(/\.mp3$/);
+  });
+
+  it('speak takes a dialogue: each turn in its voice, the first turn\'s the answer\'s', async () => {
+    const segments = [
+      { voice: 'flite:slt', text: 'Is anyone there?' },
+      { voice: VOICE, text: 'Only me.' },
+    ];
+    const spoken = await succeeded<SpokenFile>(client, 'speak', { segments, format: 'wav' });
+    expect(spoken.voice).toBe('flite:slt');
+    expect(spoken.words.map((word) => word.word)).toEqual(['Is', 'anyone', 'there?', 'Only', 'me.']);
+    expect((await probed(spoken.url, 'wav')).duration).toBeGreaterThan(1);
   });
 
   it("the service's errors are tool errors with its code: an unknown voice, an invalid field", async () => {

@@ -5,7 +5,6 @@ import { MAX_TTS_TEXT, TtsRequest, type TtsResponse } from '../../api/speech.js'
 import { NonBlankText } from '../../api/fields.js';
 import { TtsVideoRequest } from '../../api/video.js';
 import type { VoiceList } from '../../api/voices.js';
-import { specOf } from '../../jobs/spec.js';
 
 /**
  * The HTTP API as the MCP tools call it: a request answered by the very routes clients call (validation, access,
@@ -82,16 +81,22 @@ async function defaultVoice(api: ServiceApi): Promise<string | undefined> {
   return (english.find((voice) => voice.language === 'en-US') ?? english[0])?.id;
 }
 
-/** A tool's arguments as the request's body: how to answer is the tool's to say (not `async`, not `webhook_url`), the voice defaulted. */
+/**
+ * A tool's arguments as the request's body: how to answer is the tool's to say (not `async`, not `webhook_url`), the
+ * voice defaulted (a dialogue's turns name theirs).
+ */
 async function requestOf(args: Record<string, unknown>, api: ServiceApi): Promise<Record<string, unknown>> {
-  const body = specOf(args);
-  return body.voice === undefined ? { ...body, voice: await defaultVoice(api) } : body;
+  const body = Object.fromEntries(Object.entries(args).filter(([field]) => !ANSWER_FIELDS.has(field)));
+  return body.voice === undefined && body.segments === undefined ? { ...body, voice: await defaultVoice(api) } : body;
 }
+
+/** What says how to answer, the tool's own to decide. */
+const ANSWER_FIELDS = new Set(['async', 'webhook_url', 'webhook_progress']);
 
 const VoiceArgument = Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A voice id from list_voices; default: the recommended English voice.' }));
 
 // speak answers at once: a request's worth of text (make_video is a job, and takes a long job's).
-const SpeakInput = Type.Composite([Type.Omit(TtsRequest, ['async', 'webhook_url', 'webhook_progress', 'timestamps', 'voice', 'text']), Type.Object({ text: NonBlankText(MAX_TTS_TEXT), voice: VoiceArgument })], {
+const SpeakInput = Type.Composite([Type.Omit(TtsRequest, ['async', 'webhook_url', 'webhook_progress', 'timestamps', 'voice', 'text']), Type.Object({ text: Type.Optional(NonBlankText(MAX_TTS_TEXT)), voice: VoiceArgument })], {
   additionalProperties: false,
 });
 

@@ -12,6 +12,7 @@ import { sendSpeechStream, type Framing } from '../speech-stream.js';
 import { previewUrl } from './voices.js';
 import {
   ELEVENLABS_MODELS,
+  ElevenLabsDialogueRequest,
   ElevenLabsErrorBody,
   ElevenLabsModelList,
   ElevenLabsSpeechQuery,
@@ -37,6 +38,8 @@ const audioContent = Object.fromEntries(
 );
 
 type SpeechCall = FastifyRequest & { params: ElevenLabsVoiceParams; query: ElevenLabsSpeechQuery; body: ElevenLabsSpeechRequest };
+type DialogueCall = FastifyRequest & { query: ElevenLabsSpeechQuery; body: ElevenLabsDialogueRequest };
+const dialogueSchema = { tags: ['speech'], querystring: ElevenLabsSpeechQuery, body: ElevenLabsDialogueRequest };
 
 /**
  * ElevenLabs' text-to-speech, voices and models under /v1, beside OpenAI's, with ElevenLabs' error body on every route
@@ -66,6 +69,23 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const streamed = async (request: SpeechCall, reply: Parameters<typeof sendSpeechStream>[2]) => sendSpeechStream(app, request, reply, await prepare(request));
   const audioResponse = { 200: { description: 'The audio, chunked as it is encoded.', content: audioContent }, ...errors };
+
+  /** A dialogue, each turn's voice mapped as the text-to-speech routes map theirs, spoken as one recording (the speech use case). */
+  const dialogue = async (request: DialogueCall, reply: Parameters<typeof sendSpeechStream>[2]) => {
+    const { inputs, model_id: model } = request.body;
+    const segments = inputs.map((input, index) => ({ voice: resolveElevenLabsVoice(app.voices, input.voice_id, `inputs[${index}].voice_id`), text: input.text }));
+    const format = request.query.output_format ?? 'mp3_44100_128';
+    const speech = await app.speech.prepare(clientId(request), { segments, fields: { list: 'inputs', voice: 'voice_id' }, maxCharacters: MAX_ELEVENLABS_TEXT, speed: 1, ...outputFormat(format) });
+    const facts = { model, voices: [...new Set(segments.map((segment) => segment.voice))], turns: segments.length, format, characters: speech.characters };
+    return sendSpeechStream(app, request, reply, { speech, facts });
+  };
+
+  for (const [url, summary] of [
+    ['/text-to-dialogue', 'ElevenLabs-compatible: a dialogue to audio, each turn in its voice'],
+    ['/text-to-dialogue/stream', 'ElevenLabs-compatible: a dialogue to audio, streamed as it is synthesized'],
+  ] as const) {
+    app.post(url, { schema: { ...dialogueSchema, summary, response: audioResponse } }, (request, reply) => dialogue(request, reply));
+  }
 
   app.post(
     '/text-to-speech/:voice_id',

@@ -16,7 +16,7 @@ const ttsVideoRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TtsVideoResponse, 202: JobAccepted, '4xx': ErrorBody, '5xx': ErrorBody },
       },
     },
-    (request, reply) => answerJob(app, request, reply, { operation: 'tts-video', request: specOf(request.body) }, request.body),
+    (request, reply) => answerJob(app, request, reply, { operation: 'tts-video', request: specOf(request.body, (id, field) => app.speech.checkVoice(id, field)) }, request.body),
   );
 };
 

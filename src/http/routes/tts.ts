@@ -16,7 +16,7 @@ const ttsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TtsResponse, 202: JobAccepted, '4xx': ErrorBody, '5xx': ErrorBody },
       },
     },
-    (request, reply) => answerJob(app, request, reply, { operation: 'tts', request: specOf(request.body) }, request.body),
+    (request, reply) => answerJob(app, request, reply, { operation: 'tts', request: specOf(request.body, (id, field) => app.speech.checkVoice(id, field)) }, request.body),
   );
 };
 

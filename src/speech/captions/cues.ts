@@ -26,19 +26,26 @@ export type CueWord = Pick<CaptionText, 'text' | 'start' | 'spaceBefore'>;
 export interface AudioCue {
   start: number;
   end: number;
+  /** Who says it (a dialogue's speaker): WebVTT's <v> span. */
+  voice?: string;
   /** One or two lines of words. */
   lines: CueWord[][];
 }
 
-/** Cues for audio: the breaker with lines of at most 42 characters, each cue held a while after its last word. */
-export function audioCues(words: readonly CaptionText[]): AudioCue[] {
+/**
+ * Cues for audio: the breaker with lines of at most 42 characters, each cue held a while after its last word; with
+ * `speakerOf` (a dialogue), each cue says who speaks its first word.
+ */
+export function audioCues(words: readonly CaptionText[], speakerOf?: (word: number) => string | undefined): AudioCue[] {
   const groups = breakIntoCues(words, fitsCharacters);
   return groups.map((group, index) => {
     const next = groups[index + 1]?.start ?? Number.POSITIVE_INFINITY;
     const end = Math.max(group.end, Math.min(group.end + HOLD_SECONDS, next));
+    const voice = speakerOf?.(group.lines[0]?.[0]?.word ?? -1);
     return {
       start: group.start,
       end: Math.max(end, group.start + 0.001),
+      ...(voice ? { voice } : {}),
       lines: group.lines.map((line) => line.map((piece) => ({ text: piece.text, start: (words[piece.word] as CaptionText).start, spaceBefore: piece.spaceBefore }))),
     };
   });
@@ -48,6 +55,8 @@ export function audioCues(words: readonly CaptionText[]): AudioCue[] {
 export interface VttCue {
   start: number;
   end: number;
+  /** Who says it: written as a voice span, `<v Name>`. */
+  voice?: string;
   lines: ReadonlyArray<ReadonlyArray<CueWord>>;
 }
 
@@ -64,7 +73,8 @@ export function webVttFile(cues: readonly VttCue[]): string {
         return tag + escapeVttText(word.text);
       }),
     );
-    return `${vttTime(cue.start)} --> ${vttTime(cue.end)}\n${lines.join('\n')}`;
+    const voice = cue.voice ? `<v ${escapeVttText(cue.voice)}>` : '';
+    return `${vttTime(cue.start)} --> ${vttTime(cue.end)}\n${voice}${lines.join('\n')}`;
   });
   return ['WEBVTT', ...blocks, ''].join('\n\n');
 }

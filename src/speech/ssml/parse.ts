@@ -26,6 +26,8 @@ const ELEMENTS: Record<string, readonly string[]> = {
   emphasis: ['level'],
   lang: ['lang', 'onlangfailure'],
   mark: ['name'],
+  // A voice by its id (GET /voices): a dialogue's turn (the `segments` of /tts and /tts-video are made into these).
+  voice: ['name'],
 };
 /** Elements that hold no text. */
 const EMPTY = new Set(['break', 'mark']);

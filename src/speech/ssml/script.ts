@@ -13,6 +13,8 @@ interface Style {
   rate: number;
   volumeDb: number;
   language: string | undefined;
+  /** A voice other than the request's (<voice name>), by its id. */
+  voice?: string;
 }
 
 /** A stretch of the written text [start, end), spoken as written or as `spoken` (whole: never cut inside). */
@@ -47,6 +49,16 @@ const JOIN_SECONDS = 0.04;
  * eSpeak NG: 0.12 s.
  */
 const CUT_SECONDS = 0.12;
+/**
+ * Between the turns of a dialogue (the voice changes at a sentence's end): the gap one speaker leaves before the
+ * other answers, a little longer than one speaker's between sentences (GAP_SECONDS).
+ */
+export const TURN_SECONDS = 0.4;
+
+/** Whether two stretches are in the same voice (ids are case-insensitive; none: the request's). */
+function sameVoice(a: Pick<Style, 'voice'>, b: Pick<Style, 'voice'>): boolean {
+  return (a.voice ?? '').toLowerCase() === (b.voice ?? '').toLowerCase();
+}
 
 class ScriptBuilder {
   written = '';
@@ -99,6 +111,15 @@ function walk(node: SsmlNode, style: Style, builder: ScriptBuilder, field: strin
       inner(attributes.lang ? { ...style, language: attributes.lang } : style);
       builder.endSentence(node.name === 'p' ? '\n' : ' ');
       return;
+    case 'voice': {
+      // A turn of a dialogue: a paragraph of its own, in the voice named.
+      const name = attributes.name?.trim();
+      if (!name) throw bad('name is required: the id of a voice (GET /voices)');
+      builder.endSentence('\n');
+      inner({ ...style, voice: name });
+      builder.endSentence('\n');
+      return;
+    }
     case 'lang':
       if (!attributes.lang) throw bad('xml:lang is required');
       inner({ ...style, language: attributes.lang });
@@ -205,12 +226,16 @@ function utterancesOf(text: string, items: readonly Item[]): Utterance[] {
   };
   const open = (run: Run) => {
     const previous = current?.runs.at(-1);
-    const sameStyle = previous && previous.style.rate === run.style.rate && previous.style.volumeDb === run.style.volumeDb && previous.style.language === run.style.language;
+    const sameStyle =
+      previous && previous.style.rate === run.style.rate && previous.style.volumeDb === run.style.volumeDb && previous.style.language === run.style.language && sameVoice(previous.style, run.style);
     if (current && sameStyle) return current;
     if (current) close(false);
-    // A break adds its time to the pause that stands there: between sentences the usual one, inside one none.
-    const usual = utterances.length === 0 ? 0 : sentenceEnded ? GAP_SECONDS : -CUT_SECONDS;
-    const pauseBefore = breaks !== undefined ? Math.max(0, usual + breaks) : sentenceEnded ? undefined : JOIN_SECONDS;
+    // A break adds its time to the pause that stands there: between sentences the usual one (a turn's when the voice
+    // changes), inside one none.
+    const last = utterances.at(-1);
+    const turn = last !== undefined && !sameVoice({ voice: last.voice }, run.style);
+    const usual = !last ? 0 : sentenceEnded ? (turn ? TURN_SECONDS : GAP_SECONDS) : -CUT_SECONDS;
+    const pauseBefore = breaks !== undefined ? Math.max(0, usual + breaks) : !sentenceEnded ? JOIN_SECONDS : turn ? TURN_SECONDS : undefined;
     current = { runs: [], ...(pauseBefore === undefined ? {} : { pauseBefore }) };
     breaks = undefined;
     return current;
@@ -257,6 +282,7 @@ function utteranceOf(text: string, runs: readonly Run[], pauseBefore: number | u
     rate: style.rate,
     volumeDb: style.volumeDb,
     ...(style.language ? { language: style.language } : {}),
+    ...(style.voice ? { voice: style.voice } : {}),
     ...(pauseBefore !== undefined ? { pauseBefore } : {}),
   };
 }
