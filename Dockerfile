@@ -41,7 +41,7 @@ FROM node:24-bookworm-slim
 # eSpeak NG 1.52's native library (bookworm-backports) for Piper's phonemes (else the slower WebAssembly build).
 COPY script/install-rhvoice script/install-espeak-ng /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini libmecab2 \
+ && apt-get install -y --no-install-recommends ffmpeg festival festvox-us-slt-hts tini libmecab2 libjemalloc2 \
  && bash /tmp/install-rhvoice \
  && bash /tmp/install-espeak-ng \
  && rm -rf /var/lib/apt/lists/* /tmp/install-rhvoice /tmp/install-espeak-ng

@@ -1,6 +1,7 @@
 import { AppError } from '../errors.js';
 import type { Voice } from './voice.js';
 import type { Engine, EngineName, Speaker, SpeechChunk, SynthesizeOptions, VoiceHandle } from './types.js';
+import type { HostAllocator } from './onnx/host-options.js';
 import { EspeakEngine } from './espeak/engine.js';
 import type { EspeakVariant } from './espeak/voices.js';
 import { FestivalEngine } from './festival/engine.js';
@@ -33,6 +34,8 @@ export interface EngineOptions {
   hostModules?: Partial<Record<EngineName, string>>;
   /** ONNXRUNTIME_LIBRARY: Piper's and Kokoro's ONNX Runtime library, or `npm` for onnxruntime-node's; none, the installed one. */
   onnxRuntimeLibrary?: string;
+  /** ENGINE_ALLOCATOR: the C allocator of Piper's and Kokoro's processes (onnx/host-options.ts). */
+  allocator?: HostAllocator;
 }
 
 /** Every engine as one Speaker (findVoice also knows eSpeak NG variant combinations, `espeak-ng:<voice>+<variant>`). */

@@ -30,6 +30,7 @@ export function startEngines(config: Config, { tempDir, log }: { tempDir: string
       startTimeoutMs: config.engineStartTimeoutMs,
       warmVoice: config.warmVoice,
       onnxRuntimeLibrary: config.onnxRuntimeLibrary,
+      allocator: config.engineAllocator,
     },
     log,
   );

@@ -6,7 +6,7 @@ import { bindVoice } from '../voice-handle.js';
 import { hostModulePath } from '../hosts/node-host.js';
 import { SharedHost } from '../hosts/shared-host.js';
 import { sanitizeText } from '../mapped-text.js';
-import { modelSpeed, ONNX_HOST_ENV, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
+import { modelSpeed, hostEnvironment, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
 import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 import { piperWordTimings } from '../piper/words.js';
 import { KokoroCatalog } from './catalog.js';
@@ -58,7 +58,7 @@ export class KokoroEngine implements Engine {
       args: [String(threads), options.onnxRuntimeLibrary ?? '', catalog.modelPath ?? '', atStart ? '1' : '0'],
       isResult: isKokoroResult,
       execArgv: ONNX_HOST_EXEC_ARGV,
-      env: ONNX_HOST_ENV,
+      env: hostEnvironment(options),
       tempDir: options.tempDir,
       startTimeoutMs: options.startTimeoutMs,
       jobTimeoutMs: options.jobTimeoutMs,

@@ -11,7 +11,7 @@ import { PIPER_ENGINE, PiperVoiceCatalog } from './catalog.js';
 import { isPiperResult, type PhonemesInfo, type PiperJob, type PiperResult } from './protocol.js';
 import { piperWordTimings } from './words.js';
 import { markRecommended, startUpVoice } from '../recommended.js';
-import { modelSpeed, ONNX_HOST_ENV, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
+import { modelSpeed, hostEnvironment, ONNX_HOST_EXEC_ARGV, warmHost, type OnnxEngineOptions } from '../onnx/host-options.js';
 import type { OnnxRuntimeInfo } from '../onnx/runtime.js';
 
 /** Piper's voices are `<voice>.onnx` with `<voice>.onnx.json`, in any subfolder of `voicesDir`. */
@@ -80,7 +80,7 @@ export class PiperEngine implements Engine {
       args: [String(threads), options.onnxRuntimeLibrary ?? '', ...startUpModel(catalog, options.warmVoice)],
       isResult: isPiperResult,
       execArgv: ONNX_HOST_EXEC_ARGV,
-      env: ONNX_HOST_ENV,
+      env: hostEnvironment(options),
       tempDir: options.tempDir,
       startTimeoutMs: options.startTimeoutMs,
       jobTimeoutMs: options.jobTimeoutMs,
