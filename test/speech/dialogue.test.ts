@@ -121,6 +121,22 @@ describe('a dialogue: each turn in its own voice', () => {
     }
   }, 120_000);
 
+  it('applies the client\'s lexicons in every turn, whatever its voice', async () => {
+    const lexicon = '<?xml version="1.0"?>\n<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">' +
+      '<lexeme><grapheme>Xqzt</grapheme><alias>Bob</alias></lexeme></lexicon>';
+    const uploaded = await t.app.inject({ method: 'POST', url: '/lexicons', payload: lexicon, headers: { 'content-type': 'application/pls+xml' } });
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const segments = [
+      { voice: 'piper:en_US-joe-medium', text: 'Xqzt is here.' },
+      { voice: 'kokoro:af_heart', text: 'Hello, Xqzt.' },
+    ];
+    const answer = await postTts(t.app, { segments, format: 'wav', lexicons: [uploaded.json<{ id: string }>().id] });
+    if (judge) {
+      const heard = await judge.judge(path.join(t.outputDir, 'audio', path.basename(answer.url)), { dnsmos: false });
+      expect(normalizeWords(heard.transcript).filter((word) => word === 'bob').length, heard.transcript).toBe(2);
+    }
+  }, 120_000);
+
   it('refuses what it cannot say, naming the field', async () => {
     const refused = async (payload: Record<string, unknown>) => {
       const response = await t.app.inject({ method: 'POST', url: '/tts', payload });
