@@ -4,6 +4,7 @@ import { attempt, exitOnConfigError, type Config } from './config.js';
 import { mediaToolProblems, mediaToolsMessage } from './media/capabilities.js';
 import { killAllChildren } from './media/process.js';
 import { resolveMediaTools } from './media/tools.js';
+import { tuneMalloc } from './app/malloc-tuning.js';
 
 /** A started process (the API or a worker), as its start-up and its shutdown see it. */
 export interface Running {
@@ -27,6 +28,7 @@ export async function boot<C extends Config, R extends Running>(
 ): Promise<{ config: C; running: R }> {
   const config = attempt(load, exitOnConfigError(program));
   process.once('exit', killAllChildren);
+  tuneMalloc();
   const logger: LoggerOptions = {
     level: config.logLevel,
     ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l' } } } : {}),

@@ -12,6 +12,7 @@ import { audioDuration } from './audio-duration.js';
 import { AppError, abortError } from '../errors.js';
 import type { Ffmpeg } from '../media/ffmpeg.js';
 import { rethrowAsAppError } from '../media/process.js';
+import { encodePcmInProcess } from './encoders/in-process.js';
 import { EDGE_SECONDS, GAP_SECONDS, joinSpeech, pcmBytes, SpeechJoiner, type JoinOptions } from './pcm.js';
 import { stretchChunk, withGain, writtenWords } from './utterance-audio.js';
 import type { Speech, SpokenSpan } from './speech.js';
@@ -159,6 +160,12 @@ const SPEECH_SHARE = 0.9;
 
 /** Sentences synthesized at once for one request; the engine pool is shared with other requests. */
 const SENTENCES_IN_FLIGHT = 2;
+/**
+ * A long job's sentences one at a time (each inference still on every core the engine has): two long sentences at
+ * once are what a neural engine's process peaks at (each inference's buffers, tens of megabytes for the decoder's
+ * windows), and a long job is bounded by memory, not by its first byte.
+ */
+const LONG_SENTENCES_IN_FLIGHT = 1;
 
 /** Text → speech → files in storage. Knows nothing of HTTP. */
 export class Synthesizer {
@@ -292,7 +299,7 @@ export class Synthesizer {
     let spokenCharacters = 0;
     let readBackCharacters = 0;
     const indexed = utterances.map((utterance, index) => ({ utterance, index }));
-    for await (const { spoken, readBack } of mapInOrder(indexed, SENTENCES_IN_FLIGHT, firstAlone, ({ utterance, index }) => this.speakOrResume(request, utterance, index))) {
+    for await (const { spoken, readBack } of mapInOrder(indexed, request.long ? LONG_SENTENCES_IN_FLIGHT : SENTENCES_IN_FLIGHT, firstAlone, ({ utterance, index }) => this.speakOrResume(request, utterance, index))) {
       budget.spend(spoken.samples.length / spoken.sampleRate, spoken.span.text.length, spoken.pauseBefore);
       spokenCharacters += spoken.span.text.length;
       if (readBack) readBackCharacters += spoken.span.text.length;
@@ -407,7 +414,11 @@ export class Synthesizer {
         timing.words.push(...piece.words);
       };
       const pieces = this.pcmPieces(speaking, script, budget, joiner, timed ? keepTimes : undefined);
-      await encodeAsSpoken(pieces, (pcm) => encodePcm(this.ffmpeg, pcm, voice.sampleRate, { encoding: request.encoding, speed: tempo, output, signal }));
+      // An mp3 is encoded here where it can be (no ffmpeg process beside the job); anything else by ffmpeg as it goes.
+      const options = { encoding: request.encoding, speed: tempo, output, signal };
+      await encodeAsSpoken(pieces, async (pcm) => {
+        if (!(await encodePcmInProcess(pcm, voice.sampleRate, options))) await encodePcm(this.ffmpeg, pcm, voice.sampleRate, options);
+      });
       return { samples: new Int16Array(0), sampleRate: voice.sampleRate, duration: joiner.seconds, ...timing, text: script.text, marks: script.marks, chapters: script.chapters };
     });
   }

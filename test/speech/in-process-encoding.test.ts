@@ -8,7 +8,7 @@ import { AppError, cancelReason } from '../../src/errors.js';
 import { audioDuration } from '../../src/speech/audio-duration.js';
 import { encodePcm, encodeSpeech, WarmEncoders, type EncodeOptions } from '../../src/speech/audio-encoding.js';
 import type { CodecSource } from '../../src/speech/encoders/codec.js';
-import { IN_PROCESS_MAX_SECONDS, prepareInProcessEncoding } from '../../src/speech/encoders/in-process.js';
+import { encodePcmInProcess, IN_PROCESS_MAX_SECONDS, prepareInProcessEncoding } from '../../src/speech/encoders/in-process.js';
 import { crc16, withInfoFrame } from '../../src/speech/encoders/mp3-info-frame.js';
 import { nativeLame } from '../../src/speech/encoders/native-lame.js';
 import { wasmCodec } from '../../src/speech/encoders/wasm-codecs.js';
@@ -216,6 +216,38 @@ describe('encodeSpeech without a process', () => {
     setImmediate(() => controller.abort(cancelReason('CLIENT_CLOSED')));
     await expect(stopped).rejects.toSatisfy((error) => error instanceof AppError && error.code === 'CLIENT_CLOSED');
     expect(spawns).not.toHaveBeenCalled();
+  });
+});
+
+describe('a long job\'s mp3, encoded in process as its speech arrives', () => {
+  it('writes, from PCM in pieces of any size, the file encodeSpeech makes whole (and so ffmpeg\'s frames and LAME tag), starting no process', async () => {
+    const whole = (await encode('whole.mp3', speech, { encoding: 'mp3', speed: 1 })).file;
+    const bytes = Buffer.from(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
+    // Pieces of odd sizes: a sample cut between two of them.
+    const pieces = [0, 1001, 1002, 30_001, 30_002, 99_999, bytes.length].flatMap((at, index, cuts) => (index === 0 ? [] : [bytes.subarray(cuts[index - 1], at)]));
+    const streamed = path.join(dir, 'streamed.mp3');
+    const before = spawns.mock.calls.length;
+    expect(await encodePcmInProcess(Readable.from(pieces), speech.sampleRate, { encoding: 'mp3', speed: 1, output: streamed })).toBe(true);
+    expect(spawns.mock.calls.length - before).toBe(0);
+    expect((await readFile(streamed)).equals(await readFile(whole))).toBe(true);
+    expect(await lameTag(streamed)).toMatchObject({ tagCrc: true });
+    expect(await decodeErrors(streamed)).toBe('');
+  });
+
+  it('leaves what it cannot encode to ffmpeg, reading nothing: another format, speed or rate', async () => {
+    let read = false;
+    const untouched = () =>
+      Readable.from(
+        (async function* () {
+          read = true;
+          yield Buffer.alloc(2);
+        })(),
+      );
+    const output = path.join(dir, 'never.mp3');
+    expect(await encodePcmInProcess(untouched(), 22_050, { encoding: 'ogg', speed: 1, output })).toBe(false);
+    expect(await encodePcmInProcess(untouched(), 22_050, { encoding: 'mp3', speed: 1.2, output })).toBe(false);
+    expect(await encodePcmInProcess(untouched(), 44_000, { encoding: 'mp3', speed: 1, output })).toBe(false);
+    expect(read).toBe(false);
   });
 });
 

@@ -1,12 +1,12 @@
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import type { Writable } from 'node:stream';
 import { setImmediate as turn } from 'node:timers/promises';
 import { AppError, abortError } from '../../errors.js';
 import { storageFailed } from '../../storage/storage.js';
 import type { Speech } from '../speech.js';
-import type { CodecKind, CodecSource } from './codec.js';
-import { MP3_SAMPLE_RATES, withInfoFrame } from './mp3-info-frame.js';
+import type { Codec, CodecKind, CodecSource } from './codec.js';
+import { InfoTag, MP3_SAMPLE_RATES, withInfoFrame } from './mp3-info-frame.js';
 import { nativeLame } from './native-lame.js';
 import { wasmCodec } from './wasm-codecs.js';
 
@@ -91,18 +91,7 @@ async function encodeSliced(codec: CodecKind, speech: Speech, job: InProcessJob)
   if (!source) return undefined;
   const { samples, sampleRate } = speech;
   const deadline = job.timeoutMs ? performance.now() + job.timeoutMs : Infinity;
-  const encoder = await source.acquire();
-  // A codec starts afresh at start(), so one whose encode was stopped is reused; one that threw is dropped.
-  let threw = false;
-  const call = <T>(step: () => T): T => {
-    try {
-      return step();
-    } catch (error) {
-      threw = true;
-      throw error;
-    }
-  };
-  try {
+  return withCodec(source, async (encoder, call) => {
     call(() => encoder.start(sampleRate));
     const slice = Math.round(SLICE_SECONDS * sampleRate);
     const pieces: Buffer[] = [];
@@ -117,9 +106,89 @@ async function encodeSliced(codec: CodecKind, speech: Speech, job: InProcessJob)
     pieces.push(call(() => encoder.finish()));
     const encoded = Buffer.concat(pieces);
     return source.lame ? withInfoFrame(encoded, { samples: samples.length, encoderDelay: source.lame.delay, encoder: source.lame.encoder }) : encoded;
+  });
+}
+
+/**
+ * Runs `use` with a codec lent by `source`: a codec starts afresh at start(), so one whose encode was stopped is given
+ * back to be reused; one whose call (made through `call`) threw is dropped.
+ */
+async function withCodec<T>(source: CodecSource, use: (codec: Codec, call: <R>(step: () => R) => R) => Promise<T>): Promise<T> {
+  const codec = await source.acquire();
+  let threw = false;
+  const call = <R>(step: () => R): R => {
+    try {
+      return step();
+    } catch (error) {
+      threw = true;
+      throw error;
+    }
+  };
+  try {
+    return await use(codec, call);
   } finally {
-    encoder.release(!threw);
+    codec.release(!threw);
   }
+}
+
+/**
+ * A long job's mp3, encoded here as its speech arrives (no process: none of ffmpeg's 50 MB beside the job), LAME's
+ * frames written to `output` after room for the Info frame, which is written last (InfoTag): the file ffmpeg would
+ * have made of the same samples, frame for frame. False, having read and written nothing, where the job needs ffmpeg
+ * (not mp3, another speed, a rate mp3 lacks, a big-endian machine) or no LAME loads. Between pieces of
+ * SLICE_SECONDS, the event loop turns; stops with the signal's reason.
+ */
+export async function encodePcmInProcess(pcm: AsyncIterable<Buffer>, sampleRate: number, job: { encoding: string; speed: number; output: string; signal?: AbortSignal }): Promise<boolean> {
+  if (job.encoding !== 'mp3' || job.speed !== 1 || !MP3_SAMPLE_RATES.has(sampleRate) || endianness() !== 'LE') return false;
+  const source = await codecSource('mp3');
+  const lame = source?.lame;
+  if (!source || !lame) return false;
+  const file = await open(job.output, 'w').catch(storageFailed);
+  try {
+    await withCodec(source, async (encoder, call) => {
+      call(() => encoder.start(sampleRate));
+      const tag = new InfoTag();
+      // Frames before the first whole one shows how much room the Info frame takes; then where the next go.
+      let held: Buffer[] = [];
+      let position: number | undefined;
+      const write = async (frames: Buffer) => {
+        if (frames.length === 0) return;
+        tag.add(frames);
+        if (position === undefined) {
+          held.push(frames);
+          if (tag.reserve === undefined) return;
+          position = tag.reserve;
+          frames = Buffer.concat(held);
+          held = [];
+        }
+        await file.write(frames, 0, frames.length, position).catch(storageFailed);
+        position += frames.length;
+      };
+      const slice = Math.round(SLICE_SECONDS * sampleRate);
+      let samples = 0;
+      let carried = Buffer.alloc(0);
+      for await (const chunk of pcm) {
+        const bytes = carried.length > 0 ? Buffer.concat([carried, chunk]) : chunk;
+        const whole = bytes.length - (bytes.length % 2);
+        carried = Buffer.from(bytes.subarray(whole));
+        // Copied into samples of their own (a Buffer's bytes need not be aligned for an Int16Array).
+        const part = new Int16Array(whole / 2);
+        Buffer.from(part.buffer).set(bytes.subarray(0, whole));
+        samples += part.length;
+        for (let start = 0; start < part.length; start += slice) {
+          await write(call(() => encoder.encode(part.subarray(start, start + slice))));
+          await turn();
+          if (job.signal?.aborted) throw abortError(job.signal.reason);
+        }
+      }
+      await write(call(() => encoder.finish()));
+      const info = tag.frame({ samples, encoderDelay: lame.delay, encoder: lame.encoder });
+      await file.write(info, 0, info.length, 0).catch(storageFailed);
+    });
+  } finally {
+    await file.close();
+  }
+  return true;
 }
 
 /** A canonical 44-byte RIFF/WAVE header for mono 16-bit PCM. */

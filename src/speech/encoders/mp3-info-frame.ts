@@ -74,60 +74,100 @@ export interface InfoFrameFacts {
  * do not tile the buffer or disagree with each other, or when the facts do not fit the tag.
  */
 export function withInfoFrame(frames: Uint8Array, facts: InfoFrameFacts): Buffer {
-  const offsets: number[] = [];
-  let first: Mp3Frame | undefined;
-  for (let offset = 0; offset < frames.length; ) {
-    const frame = mp3FrameAt(frames, offset);
-    if (!frame || (first && (frame.sampleRate !== first.sampleRate || frame.mono !== first.mono || frame.mpeg1 !== first.mpeg1))) {
-      throw new Error(`no mp3 frame like the first at byte ${offset} of ${frames.length}`);
-    }
-    first ??= frame;
-    offsets.push(offset);
-    offset += frame.length;
-    if (offset > frames.length) throw new Error('the last mp3 frame is cut short');
-  }
-  if (!first) throw new Error('no mp3 frames');
-  const padding = offsets.length * first.samples - facts.samples - facts.encoderDelay;
-  if (padding < 0 || padding > 0xfff || facts.encoderDelay > 0xfff) throw new Error(`delay ${facts.encoderDelay} and padding ${padding} do not fit the LAME tag`);
+  const tag = new InfoTag();
+  tag.add(frames);
+  return Buffer.concat([tag.frame(facts), frames]);
+}
 
-  // The first frame's header, unpadded and without CRC, so that every decoder takes the frame for one like the rest.
-  const header = [0xff, (frames[1] ?? 0) | 0x01, (frames[2] ?? 0) & ~0x03, frames[3] ?? 0];
-  const info = Buffer.alloc(Math.floor(((first.samples / 8) * first.bitrate) / first.sampleRate));
-  const xing = 4 + (first.mpeg1 ? (first.mono ? 17 : 32) : first.mono ? 9 : 17); // after the side information, left zero
-  if (info.length < Math.max(TAG_CRC_SPAN, xing + XING_SIZE + LAME_TAG_SIZE)) throw new Error(`a ${info.length}-byte frame cannot hold the Info tag`);
-  const total = info.length + frames.length;
-  info.set(header, 0);
-  info.write('Info', xing, 'latin1');
-  info.writeUInt32BE(XING_FLAGS, xing + 4);
-  info.writeUInt32BE(offsets.length, xing + 8);
-  info.writeUInt32BE(total, xing + 12);
-  // Seek table: where in the audio each hundredth of the frames starts, in 256ths of the audio's bytes (as ffmpeg's).
-  for (let percent = 0; percent < 100; percent += 1) {
-    const start = offsets[Math.floor((percent * offsets.length) / 100)] ?? 0;
-    info[xing + 16 + percent] = Math.min(255, Math.floor((256 * start) / frames.length));
+/**
+ * The Info frame of frames given in pieces as an encoder writes them (a long job's mp3, written as it is spoken): each
+ * piece's frames read as they come, only their starts and a running CRC kept; `frame()` once all are in. Its length
+ * is known from the first frame (`reserve`), so a file can leave room for it and write it last.
+ */
+export class InfoTag {
+  private first: Mp3Frame | undefined;
+  private header: number[] = [];
+  /** Where each frame starts in the audio (after the Info frame). */
+  private readonly offsets: number[] = [];
+  private bytes = 0;
+  private crc = 0;
+  /** The end of a frame cut at the end of the last piece: its bytes so far. */
+  private carried: Uint8Array = new Uint8Array(0);
+
+  /** Reads the next piece of frames; throws on bytes that are not a frame like the first. */
+  add(piece: Uint8Array): void {
+    this.crc = crc16(piece, this.crc);
+    const bytes = this.carried.length > 0 ? Buffer.concat([this.carried, piece]) : piece;
+    let offset = 0;
+    while (offset + 4 <= bytes.length) {
+      const frame = mp3FrameAt(bytes, offset);
+      const { first } = this;
+      if (!frame || (first && (frame.sampleRate !== first.sampleRate || frame.mono !== first.mono || frame.mpeg1 !== first.mpeg1))) {
+        throw new Error(`no mp3 frame like the first at byte ${this.bytes + offset}`);
+      }
+      if (offset + frame.length > bytes.length) break;
+      if (!first) {
+        this.first = frame;
+        // The first frame's header, unpadded and without CRC, so that every decoder takes the frame for one like the rest.
+        this.header = [0xff, (bytes[offset + 1] ?? 0) | 0x01, (bytes[offset + 2] ?? 0) & ~0x03, bytes[offset + 3] ?? 0];
+      }
+      this.offsets.push(this.bytes + offset);
+      offset += frame.length;
+    }
+    this.bytes += offset;
+    this.carried = bytes.slice(offset);
   }
-  // Quality (xing + 116) stays 0, as ffmpeg writes it.
-  const tag = xing + XING_SIZE;
-  info.write(facts.encoder.padEnd(9, ' ').slice(0, 9), tag, 'latin1');
-  info[tag + 9] = 0x01; // tag revision 0, bitrate method 1: constant
-  info[tag + 20] = Math.min(255, first.bitrate / 1000);
-  info.writeUIntBE((facts.encoderDelay << 12) | padding, tag + 21, 3);
-  info.writeUInt32BE(total, tag + 28); // music length: the whole file, as ffmpeg writes it
-  info.writeUInt16BE(crc16(frames), tag + 32);
-  info.writeUInt16BE(crc16(info.subarray(0, TAG_CRC_SPAN)), tag + 34);
-  return Buffer.concat([info, frames]);
+
+  /** The Info frame's length: that of an unpadded frame like the first (undefined before one is read). */
+  get reserve(): number | undefined {
+    const { first } = this;
+    return first && Math.floor(((first.samples / 8) * first.bitrate) / first.sampleRate);
+  }
+
+  /** The Info frame of every frame read; throws when the last one was cut short, none was read, or the facts do not fit the tag. */
+  frame(facts: InfoFrameFacts): Buffer {
+    const { first, offsets, reserve } = this;
+    if (this.carried.length > 0) throw new Error('the last mp3 frame is cut short');
+    if (!first || reserve === undefined) throw new Error('no mp3 frames');
+    const padding = offsets.length * first.samples - facts.samples - facts.encoderDelay;
+    if (padding < 0 || padding > 0xfff || facts.encoderDelay > 0xfff) throw new Error(`delay ${facts.encoderDelay} and padding ${padding} do not fit the LAME tag`);
+    const info = Buffer.alloc(reserve);
+    const xing = 4 + (first.mpeg1 ? (first.mono ? 17 : 32) : first.mono ? 9 : 17); // after the side information, left zero
+    if (info.length < Math.max(TAG_CRC_SPAN, xing + XING_SIZE + LAME_TAG_SIZE)) throw new Error(`a ${info.length}-byte frame cannot hold the Info tag`);
+    const total = info.length + this.bytes;
+    info.set(this.header, 0);
+    info.write('Info', xing, 'latin1');
+    info.writeUInt32BE(XING_FLAGS, xing + 4);
+    info.writeUInt32BE(offsets.length, xing + 8);
+    info.writeUInt32BE(total, xing + 12);
+    // Seek table: where in the audio each hundredth of the frames starts, in 256ths of the audio's bytes (as ffmpeg's).
+    for (let percent = 0; percent < 100; percent += 1) {
+      const start = offsets[Math.floor((percent * offsets.length) / 100)] ?? 0;
+      info[xing + 16 + percent] = Math.min(255, Math.floor((256 * start) / this.bytes));
+    }
+    // Quality (xing + 116) stays 0, as ffmpeg writes it.
+    const tag = xing + XING_SIZE;
+    info.write(facts.encoder.padEnd(9, ' ').slice(0, 9), tag, 'latin1');
+    info[tag + 9] = 0x01; // tag revision 0, bitrate method 1: constant
+    info[tag + 20] = Math.min(255, first.bitrate / 1000);
+    info.writeUIntBE((facts.encoderDelay << 12) | padding, tag + 21, 3);
+    info.writeUInt32BE(total, tag + 28); // music length: the whole file, as ffmpeg writes it
+    info.writeUInt16BE(this.crc, tag + 32);
+    info.writeUInt16BE(crc16(info.subarray(0, TAG_CRC_SPAN)), tag + 34);
+    return info;
+  }
 }
 
 let crcTable: Uint16Array | undefined;
 
-/** CRC-16/ARC (polynomial 0x8005 reflected, initial 0): the LAME tag's two checksums. */
-export function crc16(bytes: Uint8Array): number {
+/** CRC-16/ARC (polynomial 0x8005 reflected, initial 0): the LAME tag's two checksums; `crc` goes on from an earlier piece's. */
+export function crc16(bytes: Uint8Array, crc = 0): number {
   crcTable ??= Uint16Array.from({ length: 256 }, (_, byte) => {
     let crc = byte;
     for (let bit = 0; bit < 8; bit += 1) crc = crc & 1 ? (crc >>> 1) ^ 0xa001 : crc >>> 1;
     return crc;
   });
-  let crc = 0;
-  for (const byte of bytes) crc = (crc >>> 8) ^ (crcTable[(crc ^ byte) & 0xff] ?? 0);
-  return crc;
+  let running = crc;
+  for (const byte of bytes) running = (running >>> 8) ^ (crcTable[(running ^ byte) & 0xff] ?? 0);
+  return running;
 }
