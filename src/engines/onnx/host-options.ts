@@ -31,6 +31,8 @@ export interface OnnxEngineOptions {
 // A host collects the garbage once a model is loaded (see piper/model.ts), and keeps a small young generation (as
 // bin/voxreel does): 50-120 MB less resident after a few sentences, measured.
 export const ONNX_HOST_EXEC_ARGV: readonly string[] = ['--expose-gc', '--max-semi-space-size=2'];
+
+/** ENGINE_ALLOCATOR: jemalloc where installed (`auto`), jemalloc (said where missing), or glibc's. */
 export type HostAllocator = 'auto' | 'jemalloc' | 'glibc';
 
 /** Where Debian and Ubuntu (libjemalloc2), Fedora and Alpine put jemalloc's library. */
@@ -59,9 +61,8 @@ export function jemallocLibrary(candidates: readonly string[] = JEMALLOC_LIBRARI
 /**
  * The environment of a Piper or Kokoro host: the CI variables cleared (runtime.ts), and its C allocator. An
  * inference's buffers (the decoder's windows, the front's tensors: tens of megabytes each, freed at its end) are what
- * the allocator is given back; glibc keeps most of it as fragments in its arenas, jemalloc returns it. Measured on a
- * 15,000-character Piper job, the whole tree above rest: glibc 349 MB (the host +283), jemalloc 147 (+95), at about
- * about 10 % more time.
+ * the allocator is given back; glibc keeps most of it as fragments in its arenas, jemalloc returns it (JEMALLOC_CONF
+ * has the figures).
  * With glibc (`glibc`, or no jemalloc installed): at most two arenas, each of koffi's threads would otherwise get one of
  * its own and keep what the run freed there, and the idle trim (idle-trim.ts) hands whole free pages back after a run.
  */

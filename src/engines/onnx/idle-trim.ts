@@ -2,7 +2,8 @@
 // memory arena off (see piper/model.ts), a run's buffers are freed to glibc's allocator when it ends, and glibc keeps
 // them in its per-thread arenas (koffi runs each inference on a thread of its own); malloc_trim(0) hands every whole
 // free page of every arena back. Done after a quiet spell, never between the runs of a burst, it costs the runs
-// nothing. Where there is no glibc (another libc, another platform), nothing is trimmed.
+// nothing. Where there is no glibc (another libc, another platform), nothing is trimmed; in a host on jemalloc
+// (host-options.ts), glibc's arenas hold next to nothing and jemalloc gives back what it freed by itself.
 import koffi from 'koffi';
 
 /** Quiet this long after the last run ends before trimming: the next sentence of a job usually follows at once. */
