@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PiperEngine } from '../../src/engines/piper/engine.js';
 import { DEFAULT_ONNXRUNTIME_LIBRARY } from '../../src/engines/onnx/runtime.js';
 
