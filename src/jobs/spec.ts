@@ -113,8 +113,10 @@ interface TextFields {
 
 /**
  * The request as a job: without what only says how to answer (`async`, `webhook_url`, `webhook_progress`), its text
- * given by exactly one of `text`, `chapters` (each title a Markdown heading before its text) or `book` (left as `text`
- * '' for the caller, which reads the book's, bookText), with at most MAX_CHAPTERS chapters; else 400.
+ * given by exactly one of `text`, `chapters` (each title a Markdown heading before its text), `segments` (a dialogue:
+ * SSML, its voice the first turn's unless `voice` says; each turn's voice told to `checkVoice`, naming its field) or
+ * `book` (left as `text` '' for the caller, which reads the book's, bookText), with at most MAX_CHAPTERS chapters; else
+ * 400. Without `segments`, `voice` is required.
  */
 export function specOf<T extends TextFields>(request: T, checkVoice?: VoiceCheck): Omit<T, TextField> & { text: string; voice: string } {
   const given = (['text', 'chapters', 'book', 'segments'] as const).filter((field) => request[field] !== undefined);

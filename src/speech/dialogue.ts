@@ -36,12 +36,11 @@ function shortName(name: string): string {
   return /^[^(,]*/u.exec(name)?.[0]?.trim() || name;
 }
 
-/** Who says each of `words` (by its offset in the written text): the name of the turn it falls in. */
-export function speakersOf(turns: readonly SpeakerTurn[], words: ReadonlyArray<{ offset: number }>): (word: number) => string | undefined {
+/** Who says each of `words` (by its offset in the written text): the turn it falls in. */
+export function turnOfWord(turns: readonly SpeakerTurn[], words: ReadonlyArray<{ offset: number }>): (word: number) => SpeakerTurn | undefined {
   return (index) => {
     const offset = words[index]?.offset;
-    if (offset === undefined) return undefined;
-    return turns.find((turn) => offset >= turn.offset && offset < turn.end)?.name ?? turns.findLast((turn) => offset >= turn.offset)?.name;
+    return offset === undefined ? undefined : turns.findLast((turn) => offset >= turn.offset);
   };
 }
 

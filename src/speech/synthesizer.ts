@@ -24,7 +24,7 @@ import { assertSpeakable, isSsml, readScript, type TextType } from './read-scrip
 import { speechMarks, type SpeechMark } from './speech-marks.js';
 import { speakable } from './spoken-text.js';
 import type { Script, Utterance } from './script.js';
-import { speakersOf, speakerTurns, type SpeakerTurn } from './dialogue.js';
+import { speakerTurns, turnOfWord, type SpeakerTurn } from './dialogue.js';
 import { resampleChunk } from './resample.js';
 import { spokenSpan, timedWords, timedWordsIn, type SpokenWord } from './words.js';
 import { onlyEmoji } from '../engines/emoji-text.js';
@@ -453,7 +453,7 @@ export class Synthesizer {
         const marks = request.marks && words ? speechMarks(text, speech, words, duration) : undefined;
         const chapters = written.chapters && words ? chapterTimes(written.chapters, words, duration) : undefined;
         await tagAudio(this.ffmpeg, output, request.encoding, { ...request.tags, chapters: chapters ?? [] }, request.signal).catch(rethrowAsAppError('MEDIA_FAILED'));
-        return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words, written.turns && speakersOf(written.turns, words)) : undefined };
+        return { duration, words: captioned ? words : undefined, marks, chapters, cues: captioned && words ? audioCues(words, written.turns && speakerNames(written.turns, words)) : undefined };
       },
       companions,
       { name: request.name, beforeCommit: request.beforePublish, signal: request.signal, beforeWrite: (file) => budget.room(path.dirname(file), bytes) },
@@ -577,6 +577,12 @@ function wordsInTurn(text: string, tempo: number, onWords: (words: SpokenWord[],
     told = end;
     if (words.length > 0) onWords(saidWords(text, words), text);
   };
+}
+
+/** Who says each word, by name (a dialogue's captions). */
+function speakerNames(turns: readonly SpeakerTurn[], words: readonly SpokenWord[]): (word: number) => string | undefined {
+  const turnOf = turnOfWord(turns, words);
+  return (word) => turnOf(word)?.name;
 }
 
 /** The written text of a file's speech (an SSML document's without its markup), its chapters, and a dialogue's turns. */

@@ -75,11 +75,15 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
       spread(covered, word.start, word.end);
     });
   }
-  // Sentences no word event fell in (an engine without them; a dialogue's turn in such a voice): a share each.
+  // Sentences no word event fell in (an engine without them; a dialogue's turn in such a voice): a share each. Each
+  // sentence's tokens found from the first at or after its offset (tokens are in text order: no scan of them all).
   for (const sentence of speech.sentences) {
-    const inside = tokens.flatMap((token, index) =>
-      !silent[index] && token.offset >= sentence.textOffset && token.offset < sentence.textOffset + sentence.textLength ? [index] : [],
-    );
+    const end = sentence.textOffset + sentence.textLength;
+    const at = tokenAt(sentence.textOffset);
+    const inside: number[] = [];
+    for (let index = (tokens[at]?.offset ?? end) >= sentence.textOffset ? at : at + 1; index < tokens.length && (tokens[index] as Token).offset < end; index++) {
+      if (!silent[index]) inside.push(index);
+    }
     if (inside.every((index) => starts[index] === undefined)) spread(inside, sentence.start, sentence.end);
   }
   // A sentence's first token: the one at its offset, or after it (an SSML sentence's span starts at the space before it).

@@ -15,13 +15,10 @@ import type { StreamRequest, Synthesizer } from '../speech/synthesizer.js';
 export type SpeechStreamRequest = SpokenText & StreamOptions;
 
 /** What is said: a text in a voice, or a dialogue (each turn in its own voice, the first turn's the request's). */
-type SpokenText = { text: string; textType?: TextType; voice: string } | { segments: readonly DialogueSegment[]; fields: DialogueFields; maxCharacters: number };
-
-/** Where a front door's request holds a dialogue, for messages: its list of turns, and a turn's voice within it. */
-export interface DialogueFields {
-  list: string;
-  voice: string;
-}
+type SpokenText =
+  | { text: string; textType?: TextType; voice: string }
+  /** Each turn's voice an id already (the front door's to map and refuse, naming its field); `field`: the turns' own, for a refusal of them all. */
+  | { segments: readonly DialogueSegment[]; field: string; maxCharacters: number };
 
 interface StreamOptions {
   /** Ids of the client's lexicons (POST /lexicons), applied in order. */
@@ -81,15 +78,11 @@ export class SpeechStreams {
     return prepared;
   }
 
-  /**
-   * A request's text in a voice: a dialogue's turns as SSML (dialogue.ts), in the first turn's voice, each turn's voice
-   * checked (naming the turn's field) and its bounds (assertDialogue).
-   */
+  /** A request's text in a voice: a dialogue's turns as SSML (dialogue.ts) in the first turn's voice, within its bounds (assertDialogue). */
   private spokenText(request: SpokenText): { text: string; textType?: TextType; voice: string } {
     if ('text' in request) return request;
-    const { segments, fields, maxCharacters } = request;
-    segments.forEach((segment, index) => this.checkVoice(segment.voice, `${fields.list}[${index}].${fields.voice}`));
-    assertDialogue(segments, { maxCharacters, field: fields.list });
+    const { segments, field, maxCharacters } = request;
+    assertDialogue(segments, { maxCharacters, field });
     return { text: dialogueSsml(segments), textType: 'ssml', voice: (segments[0] as DialogueSegment).voice };
   }
 

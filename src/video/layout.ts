@@ -7,7 +7,7 @@ import { breakIntoCues, HOLD_SECONDS, MIN_CUE_SECONDS, phrasesOf, type CueGroup 
 import { NO_WORD, titlesOf, type CaptionState, type Captions, type CaptionTitle, type Cue } from './captions.js';
 import { chapterTimes, type TimedChapter } from '../speech/chapters.js';
 import { layoutTitle } from './title.js';
-import { speakersOf } from '../speech/dialogue.js';
+import { turnOfWord } from '../speech/dialogue.js';
 import { captionSpeakers, type SpeakerLook } from './speakers.js';
 import { captionBox, type CaptionBox, type FrameSize } from './frame.js';
 
@@ -83,12 +83,12 @@ export function layoutCaptions(options: LayoutOptions): Captions {
   const cards = chapters && chapterCards(chapters, { frames, fps: options.fps, after: title?.title.endFrame ?? 0, toFrame }, (text, startFrame, endFrame) => layoutTitle({ text, startFrame, endFrame }, box, font, look, options.language).title);
   const { turns } = options.speech;
   const speakers = turns && captionSpeakers(turns, look, options.speakers);
-  const speakerOf = turns && speakersOf(turns, words);
+  const turnOf = turns && turnOfWord(turns, words);
   const cues = groups
     .map(({ start, end, lines }): Cue => {
       const first = lines[0]?.[0]?.word ?? 0;
       const startFrame = Math.max(wordFrames[first] as number, Math.min(frames - 1, toFrame(start)));
-      const speaker = speakers?.findIndex((one) => one.name === speakerOf?.(first)) ?? -1;
+      const speaker = speakers?.findIndex((one) => one.voice === turnOf?.(first)?.voice) ?? -1;
       return { startFrame, endFrame: Math.max(startFrame + 1, toFrame(end + HOLD_SECONDS)), lines, ...(speaker >= 0 ? { speaker } : {}) };
     })
     .map((cue, index, all) => ({ ...cue, endFrame: Math.min(cue.endFrame, all[index + 1]?.startFrame ?? frames) }))

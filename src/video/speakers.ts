@@ -11,7 +11,7 @@ export interface SpeakerLook {
 
 /** A speaker as the captions draw it. */
 export interface CaptionSpeaker {
-  /** Who speaks (turns.ts): WebVTT's <v> span. */
+  /** Who speaks (dialogue.ts speakerTurns): WebVTT's <v> span. */
   name: string;
   voice: string;
   textColour: string;

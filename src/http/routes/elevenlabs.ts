@@ -75,7 +75,7 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { inputs, model_id: model } = request.body;
     const segments = inputs.map((input, index) => ({ voice: resolveElevenLabsVoice(app.voices, input.voice_id, `inputs[${index}].voice_id`), text: input.text }));
     const format = request.query.output_format ?? 'mp3_44100_128';
-    const speech = await app.speech.prepare(clientId(request), { segments, fields: { list: 'inputs', voice: 'voice_id' }, maxCharacters: MAX_ELEVENLABS_TEXT, speed: 1, ...outputFormat(format) });
+    const speech = await app.speech.prepare(clientId(request), { segments, field: 'inputs', maxCharacters: MAX_ELEVENLABS_TEXT, speed: 1, ...outputFormat(format) });
     const facts = { model, voices: [...new Set(segments.map((segment) => segment.voice))], turns: segments.length, format, characters: speech.characters };
     return sendSpeechStream(app, request, reply, { speech, facts });
   };
