@@ -244,13 +244,20 @@ describe('when Redis goes away', () => {
     }
   }, 30_000);
 
-  it('answers every job route within its bound while Redis is stalled (SIGSTOP): 503 with Retry-After, then serves again', async () => {
+  it('waits out a short Redis stall (SIGSTOP); answers every job route within its bound through a long one: 503 with Retry-After, then serves again', async () => {
     const redis = await startRedis();
     const api = await buildTestApp({ REDIS_URL: redis.url, CDN_URL: 'http://files.example/files', RATE_LIMIT_MAX: '100' });
     try {
       const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Waits for a worker.', voice: VOICE, async: true } });
       expect(queued.statusCode).toBe(202);
       const location = queued.headers.location as string;
+      // A stall longer than the state connection's second, shorter than the queue's 3 s: a job's view waits it out.
+      redis.pause();
+      const resumed = setTimeout(() => redis.resume(), 1500);
+      const waited = await api.app.inject({ method: 'GET', url: location });
+      clearTimeout(resumed);
+      expect(waited.statusCode, waited.body).toBe(200);
+      expect(waited.json().state).toBe('queued');
       redis.pause();
       for (const [method, url, payload] of [
         ['GET', location, undefined],

@@ -120,7 +120,9 @@ export function errorResponder(toBody: (error: AppError, request: FastifyRequest
     if (level === 'error') {
       request.log.error({ err: error, code: appError.code }, 'request failed');
     } else {
-      request.log[level]({ code: appError.code, field: appError.field }, appError.message);
+      // A passing 5xx (OVERLOADED, STORAGE_FULL…) names what it met, so a 503 in the log says which dependency was slow.
+      const cause = appError.cause instanceof Error ? { cause: appError.cause.message } : {};
+      request.log[level]({ code: appError.code, field: appError.field, ...cause }, appError.message);
     }
     // 5xx text is ours, never the cause's: internals stay in the log.
     const shown = appError.code === 'INTERNAL_ERROR' ? new AppError('INTERNAL_ERROR') : appError;

@@ -21,7 +21,7 @@ export async function connectQueueRedis(url: string, log: ErrorLog): Promise<Red
 }
 
 /**
- * A connection for what answers a request (rate limits, the request cache, job views): a command fails after a
+ * A connection for what answers a request (rate limits, the request cache, admission): a command fails after a
  * second or one reconnect, so an unreachable Redis makes requests pass the limiter and miss the cache rather than hang.
  */
 export async function connectStateRedis(url: string, log: ErrorLog): Promise<Redis> {

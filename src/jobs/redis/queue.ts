@@ -95,11 +95,16 @@ export class RedisJobQueue implements JobQueue {
 
   private constructor(
     private readonly config: Config,
+    /** The shared state's connection (a command fails after a second): admission, and a cancellation's writes. */
     private readonly redis: Redis,
     private readonly queue: Queue<QueuedJobData, JobResult>,
     private readonly events: QueueEvents,
     private readonly options: RedisQueueOptions,
-    /** The queue's own connection (QueueEvents makes its own from it); closed here. */
+    /**
+     * The queue's own connection (QueueEvents makes its own from it), closed here. A job's view reads through it
+     * too: it waits for Redis as long as `reachable` allows (3 s), not the state connection's second, so a Redis
+     * slow for a moment under load still answers a poller (it was answered 503 when one of its reads took a second).
+     */
     private readonly connection: Redis,
   ) {
     this.keys = queueKeys(config.queueName);
@@ -209,16 +214,16 @@ export class RedisJobQueue implements JobQueue {
     if (state === 'completed') return finishedView(timesOf(job), operation, job.returnvalue, this.config.jobRetentionMs);
     if (state === 'failed') return finishedView(timesOf(job), operation, LOST_RESULT, this.config.jobRetentionMs);
     const base = { id, operation, createdAt: new Date(job.timestamp).toISOString() };
-    const jobSeconds = await this.jobSeconds(operation);
+    const jobSeconds = await this.jobSeconds(operation, this.connection);
     if (state === 'active') {
       const startedAt = job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {};
       return { ...base, ...startedAt, state: 'running', ...runningView(progressOf(job.progress), job.processedOn, jobSeconds) };
     }
     if (state === 'unknown') return undefined;
-    const ahead = (await this.redis.zrank(this.queue.toKey('prioritized'), id)) ?? 0;
-    const workers = await this.workers();
+    const ahead = (await this.connection.zrank(this.queue.toKey('prioritized'), id)) ?? 0;
+    const workers = await this.liveWorkers(this.connection);
     // No worker alive: no time can be promised, and the client is told why.
-    const eta = workers > 0 ? { etaSeconds: await this.etaSeconds(operation, ahead) } : {};
+    const eta = workers > 0 ? { etaSeconds: await this.etaSeconds(operation, ahead, this.connection) } : {};
     return { ...base, state: 'queued', position: ahead, workers, ...eta };
   }
 
@@ -229,10 +234,15 @@ export class RedisJobQueue implements JobQueue {
   }
 
   /** Workers whose heartbeat is recent (a sorted set, not CLIENT LIST, which managed Redis services often forbid). */
-  async workers(): Promise<number> {
+  workers(): Promise<number> {
+    return this.liveWorkers(this.redis);
+  }
+
+  /** Workers alive, read through `redis`: the state connection fails fast (readiness, metrics), the queue's waits (a job's view). */
+  private async liveWorkers(redis: Redis): Promise<number> {
     const now = Date.now();
-    await this.redis.zremrangebyscore(this.keys.workers, '-inf', now - 4 * WORKER_SILENT_MS);
-    return this.redis.zcount(this.keys.workers, now - WORKER_SILENT_MS, '+inf');
+    await redis.zremrangebyscore(this.keys.workers, '-inf', now - 4 * WORKER_SILENT_MS);
+    return redis.zcount(this.keys.workers, now - WORKER_SILENT_MS, '+inf');
   }
 
   /** Cancels the job; 503 OVERLOADED when Redis does not answer within 5 s, a running job's stop included. */
@@ -271,19 +281,19 @@ export class RedisJobQueue implements JobQueue {
   }
 
   private async cancelledView(id: string, clientId: string): Promise<JobView | undefined> {
-    const raw = await this.redis.get(this.keys.cancelled(id));
+    const raw = await this.connection.get(this.keys.cancelled(id));
     const record = raw ? (JSON.parse(raw) as { clientId: string; view: JobView }) : undefined;
     return record?.clientId === clientId ? record.view : undefined;
   }
 
   /** The measured seconds of one job of this kind, as the workers keep it (a guess before any has run). */
-  private async jobSeconds(operation: QueuedOperation): Promise<number> {
-    const value = Number(await this.redis.hget(this.keys.jobSeconds, operation));
+  private async jobSeconds(operation: QueuedOperation, redis: Redis): Promise<number> {
+    const value = Number(await redis.hget(this.keys.jobSeconds, operation));
     return Number.isFinite(value) && value > 0 ? value : INITIAL_JOB_SECONDS;
   }
 
-  private async etaSeconds(operation: QueuedOperation, ahead: number): Promise<number> {
-    const [running, workers, jobSeconds] = await Promise.all([this.queue.getActiveCount(), this.workers(), this.jobSeconds(operation)]);
+  private async etaSeconds(operation: QueuedOperation, ahead: number, redis: Redis = this.redis): Promise<number> {
+    const [running, workers, jobSeconds] = await Promise.all([this.queue.getActiveCount(), this.liveWorkers(redis), this.jobSeconds(operation, redis)]);
     return etaSeconds(ahead, running, Math.max(1, workers) * this.config.concurrency, jobSeconds);
   }
 
