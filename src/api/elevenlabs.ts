@@ -132,6 +132,22 @@ export const ElevenLabsTimedAudio = Type.Object({
 });
 export type ElevenLabsTimedAudio = Static<typeof ElevenLabsTimedAudio>;
 
+export const ElevenLabsVoiceSegment = Type.Object({
+  voice_id: Type.String({ description: 'The voice of this turn, as the request named it.' }),
+  start_time_seconds: Type.Number({ description: 'When its first character is said.' }),
+  end_time_seconds: Type.Number({ description: 'When its last character has been said.' }),
+  character_start_index: Type.Integer({ description: 'Its first character in the characters of the whole dialogue (code points, as `alignment` counts them).' }),
+  character_end_index: Type.Integer({ description: 'Past its last character (exclusive).' }),
+  dialogue_input_index: Type.Integer({ description: 'The turn of `inputs` it says.' }),
+});
+
+export const ElevenLabsTimedDialogue = Type.Object({
+  ...ElevenLabsTimedAudio.properties,
+  voice_segments: Type.Array(ElevenLabsVoiceSegment, {
+    description: "Each turn's stretch of the audio and of the characters: the turns' texts as read, white space collapsed, one a line. In a stream, each line's share of the turns it holds.",
+  }),
+});
+
 export const ElevenLabsVoiceObject = Type.Object({
   voice_id: Type.String(),
   name: Type.String(),

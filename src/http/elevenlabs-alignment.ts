@@ -98,3 +98,75 @@ export class StreamedAlignment {
     };
   }
 }
+
+/** A stretch of a dialogue said in one voice, as ElevenLabs' text-to-dialogue answers with its timestamps. */
+export interface VoiceSegment {
+  voice_id: string;
+  start_time_seconds: number;
+  end_time_seconds: number;
+  /** [start, end) in the characters of the whole dialogue (code points, as `alignment` counts them). */
+  character_start_index: number;
+  character_end_index: number;
+  dialogue_input_index: number;
+}
+
+/** The characters handed out by one `take`, and what is known of them since. */
+export interface TimedPart {
+  alignment: CharacterAlignment;
+  normalized_alignment: CharacterAlignment;
+}
+
+/**
+ * A dialogue's characters timed as they are streamed (StreamedAlignment), with the voice segments of each part handed
+ * out: each turn's share of that part, its characters numbered in the whole dialogue. `spansOf` gives each turn's
+ * [offset, end) in the written text (UTF-16), once that text is known.
+ */
+export class DialogueAlignment {
+  private readonly characters = new StreamedAlignment();
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private text = '';
+  private spans: Array<{ from: number; to: number }> | undefined;
+
+  constructor(
+    private readonly voiceIds: readonly string[],
+    private readonly spansOf: (written: string) => ReadonlyArray<{ offset: number; end: number }>,
+  ) {}
+
+  add(words: ReadonlyArray<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>>, text: string): void {
+    this.characters.add(words, text);
+    this.text = text;
+  }
+
+  take(final = false): TimedPart & { voice_segments: VoiceSegment[] } {
+    const part = this.characters.take(final);
+    const from = this.starts.length;
+    this.starts.push(...part.character_start_times_seconds);
+    this.ends.push(...part.character_end_times_seconds);
+    const to = this.starts.length;
+    const segments = from === to ? [] : this.codePointSpans().flatMap((span, index) => this.segment(index, Math.max(span.from, from), Math.min(span.to, to)));
+    return { alignment: part, normalized_alignment: part, voice_segments: segments };
+  }
+
+  private segment(index: number, from: number, to: number): VoiceSegment[] {
+    if (from >= to) return [];
+    return [
+      {
+        voice_id: this.voiceIds[index] as string,
+        start_time_seconds: this.starts[from] as number,
+        end_time_seconds: this.ends[to - 1] as number,
+        character_start_index: from,
+        character_end_index: to,
+        dialogue_input_index: index,
+      },
+    ];
+  }
+
+  /** The turns' spans in code points of the written text. */
+  private codePointSpans(): Array<{ from: number; to: number }> {
+    if (this.spans) return this.spans;
+    const count = (end: number) => [...this.text.slice(0, end)].length;
+    this.spans = this.spansOf(this.text).map((span) => ({ from: count(span.offset), to: count(span.end) }));
+    return this.spans;
+  }
+}

@@ -1,6 +1,7 @@
 // A dialogue: a request's `segments` (each turn in its own voice) made into the SSML that says them (each turn a
 // <voice> element), and once spoken, its turns: the stretches of the written text each said in one voice, for
-// captions that say who speaks (WebVTT's <v Name>, a colour per speaker in videos).
+// captions that say who speaks (WebVTT's <v Name>, a colour per speaker in videos), and where each segment is in
+// that text (ElevenLabs' voice segments).
 import { MAX_REQUEST_VOICES, type Voice } from '../engines/voice.js';
 import { AppError } from '../errors.js';
 import type { Script, Utterance } from './script.js';
@@ -73,4 +74,20 @@ export function assertDialogue(segments: readonly DialogueSegment[], limits: { m
 export function dialogueSsml(segments: readonly DialogueSegment[]): string {
   const turns = segments.map(({ voice, text }) => `<voice name="${xmlEscaped(voice)}">${xmlEscaped(text)}</voice>`);
   return `<speak>${turns.join('\n')}</speak>`;
+}
+
+/**
+ * Where each segment is in the written text of its dialogue (`written`: the text of dialogueSsml's document as read):
+ * [offset, end), in order. A turn is written as XML prose is, white space collapsed and trimmed, one a line; a turn of
+ * white space alone says nothing and is empty where it stands.
+ */
+export function segmentSpans(segments: ReadonlyArray<Pick<DialogueSegment, 'text'>>, written: string): Array<{ offset: number; end: number }> {
+  let cursor = 0;
+  return segments.map(({ text }) => {
+    const said = text.replace(/\s+/gu, ' ').trim();
+    const offset = said === '' ? -1 : written.indexOf(said, cursor);
+    if (offset < 0) return { offset: cursor, end: cursor };
+    cursor = offset + said.length;
+    return { offset, end: cursor };
+  });
 }

@@ -274,6 +274,74 @@ describe('text to dialogue with the official ElevenLabs SDK', () => {
     expect(bytes.length / 2 / 16_000).toBeGreaterThan(2);
   });
 
+  it("times every character and each turn with convertWithTimestamps: its voice segments where its words are heard", async () => {
+    const inputs = [
+      { text: 'Knock  knock.', voiceId: GEORGE },
+      { text: 'Who is there? Tell me.', voiceId: 'flite:slt' },
+      { text: 'Lettuce.', voiceId: GEORGE },
+    ];
+    const response = await client.textToDialogue.convertWithTimestamps({ inputs, outputFormat: 'pcm_22050' });
+    const samples = new Int16Array(Uint8Array.from(Buffer.from(response.audioBase64, 'base64')).buffer);
+    const seconds = samples.length / 22_050;
+    const alignment = response.alignment as ElevenLabs.CharacterAlignmentResponseModel;
+    // The turns as read, one a line (white space collapsed, as SSML reads prose).
+    expect(alignment.characters.join('')).toBe('Knock knock.\nWho is there? Tell me.\nLettuce.');
+    const segments = response.voiceSegments;
+    expect(segments.map((segment) => [segment.voiceId, segment.dialogueInputIndex])).toEqual([
+      [GEORGE, 0],
+      ['flite:slt', 1],
+      [GEORGE, 2],
+    ]);
+    const said = (segment: ElevenLabs.VoiceSegment) => alignment.characters.slice(segment.characterStartIndex, segment.characterEndIndex).join('');
+    expect(segments.map(said)).toEqual(['Knock knock.', 'Who is there? Tell me.', 'Lettuce.']);
+    // In order, each within the audio, the pause between speakers between them (TURN_SECONDS, 0.4 s).
+    segments.forEach((segment, index) => {
+      expect(segment.endTimeSeconds).toBeGreaterThan(segment.startTimeSeconds);
+      expect(segment.startTimeSeconds).toBe(alignment.characterStartTimesSeconds[segment.characterStartIndex]);
+      expect(segment.endTimeSeconds).toBeLessThanOrEqual(seconds + 0.05);
+      const before = segments[index - 1];
+      if (before) expect(segment.startTimeSeconds - before.endTimeSeconds).toBeGreaterThan(0.3);
+    });
+    // Speech within each segment, near silence in the pauses between them (the audio is where the times say).
+    const rms = (from: number, to: number) => {
+      const part = samples.subarray(Math.round(from * 22_050), Math.round(to * 22_050));
+      return Math.sqrt(part.reduce((sum, sample) => sum + sample * sample, 0) / Math.max(1, part.length));
+    };
+    for (const segment of segments) expect(rms(segment.startTimeSeconds, segment.endTimeSeconds)).toBeGreaterThan(500);
+    // The middle 0.2 s of each pause (a neural voice's first sound comes some 0.1 s before its first word's time: its
+    // onset is in the blank token before the word's first phoneme).
+    for (const [before, after] of [[segments[0], segments[1]], [segments[1], segments[2]]] as const) {
+      const middle = ((before as ElevenLabs.VoiceSegment).endTimeSeconds + (after as ElevenLabs.VoiceSegment).startTimeSeconds) / 2;
+      expect(rms(middle - 0.1, middle + 0.1), `${middle} s`).toBeLessThan(150);
+    }
+  });
+
+  it('streams a dialogue as JSON lines with streamWithTimestamps: the audio, characters and voice segments of the one answer', async () => {
+    const inputs = [
+      { text: 'One sentence here. And a second one.', voiceId: VOICE },
+      { text: 'Then another voice answers.', voiceId: 'flite:slt' },
+    ];
+    const lines: ElevenLabs.StreamingAudioChunkWithTimestampsAndVoiceSegmentsResponseModel[] = [];
+    for await (const line of await client.textToDialogue.streamWithTimestamps({ inputs, outputFormat: 'mp3_22050_32' })) lines.push(line);
+    expect(lines.length).toBeGreaterThan(1);
+    const characters = lines.flatMap((line) => line.alignment?.characters ?? []);
+    expect(characters.join('')).toBe('One sentence here. And a second one.\nThen another voice answers.');
+    const whole = await client.textToDialogue.convertWithTimestamps({ inputs, outputFormat: 'mp3_22050_32' });
+    const starts = lines.flatMap((line) => line.alignment?.characterStartTimesSeconds ?? []);
+    starts.forEach((start, index) => expect(Math.abs(start - (whole.alignment?.characterStartTimesSeconds[index] as number)), `character ${index}`).toBeLessThan(0.1));
+    // Each line's share of the turns: joined, they cover each turn once, numbered in the whole dialogue.
+    const shares = lines.flatMap((line) => line.voiceSegments);
+    for (const [index, segment] of whole.voiceSegments.entries()) {
+      const own = shares.filter((share) => share.dialogueInputIndex === index);
+      expect(own.length).toBeGreaterThan(0);
+      expect(own.every((share) => share.voiceId === segment.voiceId)).toBe(true);
+      expect([own[0]?.characterStartIndex, own.at(-1)?.characterEndIndex]).toEqual([segment.characterStartIndex, segment.characterEndIndex]);
+      own.slice(1).forEach((share, at) => expect(share.characterStartIndex).toBe(own[at]?.characterEndIndex));
+    }
+    const audio = Buffer.concat(lines.map((line) => Buffer.from(line.audioBase64, 'base64')));
+    expect((await probe(await saved(audio, 'mp3'))).duration).toBeGreaterThan(3);
+  });
+
   it('refuses an unknown voice in a turn with ElevenLabs\' body, naming the turn', async () => {
     const error = await failure(client.textToDialogue.convert({ inputs: [INPUTS[0] as (typeof INPUTS)[number], { text: 'Hi.', voiceId: 'NoSuchVoice' }] }));
     expect(error.statusCode).toBe(404);

@@ -1,10 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { dialogueSsml, speakerTurns } from '../../src/speech/dialogue.js';
+import { dialogueSsml, segmentSpans, speakerTurns } from '../../src/speech/dialogue.js';
 import { readScript } from '../../src/speech/read-script.js';
 import { resampleSamples } from '../../src/speech/resample.js';
 import { TURN_SECONDS } from '../../src/speech/ssml/script.js';
 
 describe('a dialogue as SSML', () => {
+  it('finds each segment in the text as read: white space collapsed, markup characters as written, an empty turn where it stands', () => {
+    const segments = [
+      { voice: 'a', text: '  Hello  there,\n<friend> & "co".  ' },
+      { voice: 'b', text: ' \t ' },
+      { voice: 'b', text: 'Fine,\u00a0thanks! 👋🏽 Hello there,' },
+      { voice: 'a', text: 'Hello there,' },
+    ];
+    const written = readScript(dialogueSsml(segments)).text;
+    const spans = segmentSpans(segments, written);
+    expect(spans.map((span) => written.slice(span.offset, span.end))).toEqual(['Hello there, <friend> & "co".', '', 'Fine, thanks! 👋🏽 Hello there,', 'Hello there,']);
+    // In order, each after the one before (the last turn's words occur in the third too).
+    expect(spans[3]?.offset).toBe(written.lastIndexOf('Hello there,'));
+    expect(spans[1]).toEqual({ offset: spans[0]?.end, end: spans[0]?.end });
+  });
+
   it('makes each turn a <voice> of its own, its text as written, a turn\'s pause where the voice changes', () => {
     const ssml = dialogueSsml([
       { voice: 'piper:en_US-joe-medium', text: 'Is 3 < 4 & "5 > 2"? Yes.' },

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { AUDIO_ENCODINGS } from '../../usecases/vocabulary.js';
+import { AUDIO_ENCODINGS, segmentSpans } from '../../usecases/vocabulary.js';
 import type { SpeechStreamRequest } from '../../usecases/speech-streams.js';
-import { StreamedAlignment } from '../elevenlabs-alignment.js';
+import { DialogueAlignment, StreamedAlignment, type TimedPart } from '../elevenlabs-alignment.js';
 import { ELEVENLABS_ENCODINGS, elevenLabsErrorBody, elevenLabsStatus, elevenLabsVoice, elevenLabsVoices, outputFormat, resolveElevenLabsVoice } from '../elevenlabs-compat.js';
 import { clientId } from '../job-client.js';
 import { errorResponder } from '../plugins/error-handler.js';
@@ -18,6 +18,7 @@ import {
   ElevenLabsSpeechQuery,
   ElevenLabsSpeechRequest,
   ElevenLabsTimedAudio,
+  ElevenLabsTimedDialogue,
   ElevenLabsVoiceList,
   ElevenLabsVoiceObject,
   ElevenLabsVoiceParams,
@@ -28,6 +29,17 @@ import {
 const ELEVENLABS_KEY_HEADER = 'xi-api-key';
 
 const errors = { '4xx': ElevenLabsErrorBody, '5xx': ElevenLabsErrorBody };
+
+/** The timed routes' two shapes: one JSON object, or JSON lines as the audio is encoded. */
+type TimedKind = 'json' | 'ndjson';
+const TIMED_CONTENT_TYPES: Record<TimedKind, string> = { json: 'application/json; charset=utf-8', ndjson: 'application/x-ndjson' };
+
+/** A timed route's answer: `body` as one JSON object, or lines of it (each a piece of the audio and its timing). */
+function timedResponse(kind: TimedKind, body: TSchema) {
+  if (kind === 'json') return { 200: body, ...errors };
+  const fields = Object.keys(body.properties as object).map((name) => `\`${name}\``).join(', ');
+  return { 200: { description: `One JSON object a line: ${fields}.`, content: { 'application/x-ndjson': { schema: Type.Unsafe<Readable>({ type: 'string' }) } } }, ...errors };
+}
 const speechSchema = { tags: ['speech'], params: ElevenLabsVoiceParams, querystring: ElevenLabsSpeechQuery, body: ElevenLabsSpeechRequest };
 const audioContent = Object.fromEntries(
   [...new Set(Object.values(ELEVENLABS_ENCODINGS).map((encoding) => AUDIO_ENCODINGS[encoding].contentType))].map((type) => [
@@ -67,74 +79,69 @@ const elevenLabsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { speech, facts: { model, voice: voiceId, format, speed, characters: text.length } };
   };
 
-  const streamed = async (request: SpeechCall, reply: Parameters<typeof sendSpeechStream>[2]) => sendSpeechStream(app, request, reply, await prepare(request));
-  const audioResponse = { 200: { description: 'The audio, chunked as it is encoded.', content: audioContent }, ...errors };
-
   /** A dialogue, each turn's voice mapped as the text-to-speech routes map theirs, spoken as one recording (the speech use case). */
-  const dialogue = async (request: DialogueCall, reply: Parameters<typeof sendSpeechStream>[2]) => {
+  const prepareDialogue = async (request: DialogueCall, onWords?: SpeechStreamRequest['onWords']) => {
     const { inputs, model_id: model } = request.body;
     const segments = inputs.map((input, index) => ({ voice: resolveElevenLabsVoice(app.voices, input.voice_id, `inputs[${index}].voice_id`), text: input.text }));
     const format = request.query.output_format ?? 'mp3_44100_128';
-    const speech = await app.speech.prepare(clientId(request), { segments, field: 'inputs', maxCharacters: MAX_ELEVENLABS_TEXT, speed: 1, ...outputFormat(format) });
+    const speech = await app.speech.prepare(clientId(request), { segments, field: 'inputs', maxCharacters: MAX_ELEVENLABS_TEXT, speed: 1, ...outputFormat(format), onWords });
     const facts = { model, voices: [...new Set(segments.map((segment) => segment.voice))], turns: segments.length, format, characters: speech.characters };
-    return sendSpeechStream(app, request, reply, { speech, facts });
+    return { speech, facts };
+  };
+
+  type Reply = Parameters<typeof sendSpeechStream>[2];
+  type Prepared = Pick<Parameters<typeof sendSpeechStream>[3], 'speech' | 'facts'>;
+  const audioResponse = { 200: { description: 'The audio, chunked as it is encoded.', content: audioContent }, ...errors };
+
+  /**
+   * The audio with the time of every character: as one JSON object (/with-timestamps), written as it is encoded (the
+   * audio's base64 first, the timing last), never built whole, since an hour of raw PCM is some 460 MB of JSON, past
+   * what one string may hold; or as JSON lines (/stream/with-timestamps), each with a piece of audio and the
+   * characters said in it. `timing` is told the words as they are said.
+   */
+  const timed = async (request: FastifyRequest, reply: Reply, kind: TimedKind, timing: Timing, prepared: Prepared) => {
+    const { speech, facts } = prepared;
+    const framing = kind === 'json' ? timedJson(timing) : timedLines(timing, speech.encoding === 'pcm' ? 2 : 1);
+    return sendSpeechStream(app, request, reply, { speech, contentType: TIMED_CONTENT_TYPES[kind], facts, framing });
   };
 
   for (const [url, summary] of [
     ['/text-to-dialogue', 'ElevenLabs-compatible: a dialogue to audio, each turn in its voice'],
     ['/text-to-dialogue/stream', 'ElevenLabs-compatible: a dialogue to audio, streamed as it is synthesized'],
   ] as const) {
-    app.post(url, { schema: { ...dialogueSchema, summary, response: audioResponse } }, (request, reply) => dialogue(request, reply));
+    app.post(url, { schema: { ...dialogueSchema, summary, response: audioResponse } }, async (request, reply) => sendSpeechStream(app, request, reply, await prepareDialogue(request)));
   }
 
-  app.post(
-    '/text-to-speech/:voice_id',
-    { schema: { ...speechSchema, summary: 'ElevenLabs-compatible: text to audio', response: audioResponse } },
-    (request, reply) => streamed(request, reply),
-  );
+  for (const [url, summary, kind] of [
+    ['/text-to-dialogue/with-timestamps', 'ElevenLabs-compatible: a dialogue to audio (base64), the time of every character and each turn\'s voice segment', 'json'],
+    ['/text-to-dialogue/stream/with-timestamps', 'ElevenLabs-compatible: a dialogue as JSON lines, each with a piece of audio (base64), the characters and voice segments said in it', 'ndjson'],
+  ] as const) {
+    app.post(url, { schema: { ...dialogueSchema, summary, response: timedResponse(kind, ElevenLabsTimedDialogue) } }, async (request, reply) => {
+      const { inputs } = request.body;
+      const alignment = new DialogueAlignment(
+        inputs.map((input) => input.voice_id),
+        (written) => segmentSpans(inputs, written),
+      );
+      return timed(request, reply, kind, (final) => alignment.take(final), await prepareDialogue(request, (words, text) => alignment.add(words, text)));
+    });
+  }
 
-  app.post(
-    '/text-to-speech/:voice_id/stream',
-    { schema: { ...speechSchema, summary: 'ElevenLabs-compatible: text to audio, streamed as it is synthesized', response: audioResponse } },
-    (request, reply) => streamed(request, reply),
-  );
+  for (const [url, summary] of [
+    ['/text-to-speech/:voice_id', 'ElevenLabs-compatible: text to audio'],
+    ['/text-to-speech/:voice_id/stream', 'ElevenLabs-compatible: text to audio, streamed as it is synthesized'],
+  ] as const) {
+    app.post(url, { schema: { ...speechSchema, summary, response: audioResponse } }, async (request, reply) => sendSpeechStream(app, request, reply, await prepare(request)));
+  }
 
-  app.post(
-    '/text-to-speech/:voice_id/with-timestamps',
-    {
-      schema: {
-        ...speechSchema,
-        summary: 'ElevenLabs-compatible: text to audio (base64) with the time of every character',
-        response: { 200: ElevenLabsTimedAudio, ...errors },
-      },
-    },
-    // Written as it is encoded (the audio's base64 first, the alignment last), never built whole: an hour of raw
-    // PCM is some 460 MB of JSON, past what one string may hold.
-    async (request, reply) => {
+  for (const [url, summary, kind] of [
+    ['/text-to-speech/:voice_id/with-timestamps', 'ElevenLabs-compatible: text to audio (base64) with the time of every character', 'json'],
+    ['/text-to-speech/:voice_id/stream/with-timestamps', 'ElevenLabs-compatible: JSON lines, each with a piece of audio (base64) and the characters said in it', 'ndjson'],
+  ] as const) {
+    app.post(url, { schema: { ...speechSchema, summary, response: timedResponse(kind, ElevenLabsTimedAudio) } }, async (request, reply) => {
       const alignment = new StreamedAlignment();
-      const { speech, facts } = await prepare(request, (words, text) => alignment.add(words, text));
-      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/json; charset=utf-8', facts, framing: timedJson(alignment) });
-    },
-  );
-
-  app.post(
-    '/text-to-speech/:voice_id/stream/with-timestamps',
-    {
-      schema: {
-        ...speechSchema,
-        summary: 'ElevenLabs-compatible: JSON lines, each with a second of audio (base64) and the characters said in it',
-        response: {
-          200: { description: 'One JSON object a line: `audio_base64`, `alignment`, `normalized_alignment`.', content: { 'application/x-ndjson': { schema: Type.Unsafe<Readable>({ type: 'string' }) } } },
-          ...errors,
-        },
-      },
-    },
-    async (request, reply) => {
-      const alignment = new StreamedAlignment();
-      const { speech, facts } = await prepare(request, (words, text) => alignment.add(words, text));
-      return sendSpeechStream(app, request, reply, { speech, contentType: 'application/x-ndjson', facts, framing: timedLines(alignment, speech.encoding === 'pcm' ? 2 : 1) });
-    },
-  );
+      return timed(request, reply, kind, characterTiming(alignment), await prepare(request, (words, text) => alignment.add(words, text)));
+    });
+  }
 
   app.get(
     '/voices',
@@ -191,17 +198,25 @@ function safeName(id: string): string {
   }
 }
 
+/** The fields that time a piece of audio: the characters said since the last call (all that is left when `final`). */
+type Timing = (final: boolean) => TimedPart;
+
+/** A text's characters as ElevenLabs times them: `alignment`, and `normalized_alignment` the same (the text as written). */
+function characterTiming(alignment: StreamedAlignment): Timing {
+  return (final) => {
+    const part = alignment.take(final);
+    return { alignment: part, normalized_alignment: part };
+  };
+}
+
 /**
  * The audio as ElevenLabs streams it with timestamps: a JSON line for each piece the encoder gives, with the
  * characters timed since the line before (a sentence's as its audio goes to the encoder), the rest in a last line.
  * Each line holds whole samples of `sampleBytes` (raw PCM decodes line by line).
  */
-function timedLines(alignment: StreamedAlignment, sampleBytes: number): Framing {
+function timedLines(timing: Timing, sampleBytes: number): Framing {
   let carried = Buffer.alloc(0);
-  const line = (audio: Buffer, final: boolean) => {
-    const part = alignment.take(final);
-    return `${JSON.stringify({ audio_base64: audio.toString('base64'), alignment: part, normalized_alignment: part })}\n`;
-  };
+  const line = (audio: Buffer, final: boolean) => `${JSON.stringify({ audio_base64: audio.toString('base64'), ...timing(final) })}\n`;
   return {
     chunk: (audio) => {
       const bytes = Buffer.concat([carried, audio]);
@@ -219,7 +234,7 @@ function timedLines(alignment: StreamedAlignment, sampleBytes: number): Framing 
  * last bytes short of three carried to the next, so the pieces join into one base64 string), the characters'
  * times once the last word is said.
  */
-function timedJson(alignment: StreamedAlignment): Framing {
+function timedJson(timing: Timing): Framing {
   let opened = false;
   let carried = Buffer.alloc(0);
   const open = () => {
@@ -234,10 +249,8 @@ function timedJson(alignment: StreamedAlignment): Framing {
       carried = Buffer.from(bytes.subarray(whole));
       return open() + bytes.toString('base64', 0, whole);
     },
-    end: () => {
-      const characters = JSON.stringify(alignment.take(true));
-      return `${open()}${carried.toString('base64')}","alignment":${characters},"normalized_alignment":${characters}}`;
-    },
+    // The timing's fields after the audio's: its JSON object without its opening brace.
+    end: () => `${open()}${carried.toString('base64')}",${JSON.stringify(timing(true)).slice(1)}`,
   };
 }
 
