@@ -100,6 +100,10 @@ describe('a dialogue: each turn in its own voice', () => {
       expect(cue.voice, `cue "${cue.text}"`).toBe(NAMES[turn]);
     }
     expect([...new Set(cues.map((cue) => cue.voice))]).toEqual(['Joe', 'Heart', 'SLT']);
+    // SRT has no voice span: each cue names its speaker before its text, the same cues as the WebVTT's.
+    const srt = (await t.fetchFile(answer.srtUrl as string)).body.toString('utf8');
+    const srtCues = srt.trim().split(/\n\n/u).map((block) => block.split('\n').slice(2).join(' '));
+    expect(srtCues).toEqual(cues.map((cue) => `${cue.voice}: ${cue.text.replace(/\n/gu, ' ').trim()}`));
 
     // Heard: every turn, in every voice (resampled from 24 and 16 kHz), as written.
     if (judge) {

@@ -87,11 +87,15 @@ export function escapeSrtText(text: string): string {
   return text.replace(/-->/g, '\u2011\u2011>');
 }
 
+/**
+ * SRT of the cues. SRT has no voice span: a dialogue's cue names who speaks before its first line ("Joe: Knock
+ * knock."), as transcripts and subtitle editors write a speaker.
+ */
 export function srtFile(cues: readonly AudioCue[]): string {
   const srtTime = (seconds: number) => vttTime(seconds).replace('.', ',');
   return cues
     .map((cue, index) => {
-      const lines = cue.lines.map((line) => escapeSrtText(joinLine(line, (word) => (line[word] as CueWord).text)));
+      const lines = cue.lines.map((line, at) => escapeSrtText((at === 0 && cue.voice ? `${cue.voice}: ` : '') + joinLine(line, (word) => (line[word] as CueWord).text)));
       return `${index + 1}\n${srtTime(cue.start)} --> ${srtTime(cue.end)}\n${lines.join('\n')}\n`;
     })
     .join('\n');
