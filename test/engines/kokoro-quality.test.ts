@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postTts, useTestApp } from '../helpers/helpers.js';
-import { characterErrorRate, Judge, judgeInstalled, normalizeWords, QUALITY_PARAGRAPH, type HeardWord } from '../helpers/judge.js';
+import { characterErrorRate, heardPairs, Judge, judgeInstalled, median, QUALITY_PARAGRAPH, type TimedWord } from '../helpers/judge.js';
 
 /** Four everyday sentences (about 12 s of speech). */
 const JAPANESE = '今日はいい天気ですね。駅までの道を教えていただけませんか？私たちは毎朝、公園を散歩します。この本はとても面白かったです。';
@@ -22,33 +22,6 @@ const ENGLISH_TEXT = QUALITY_PARAGRAPH.split(/(?<=\.) /).slice(0, 3).join(' ');
 
 // CI installs the judge and Kokoro (script/setup --test); elsewhere the test says why it did not run.
 const available = judgeInstalled() || Boolean(process.env.CI);
-
-interface TimedWord {
-  word: string;
-  start: number;
-}
-
-/** Our words and Whisper's, paired where their spellings agree, in order (a longest common subsequence). */
-function pairs(ours: readonly TimedWord[], heard: readonly HeardWord[]): Array<[TimedWord, HeardWord]> {
-  const key = (word: string) => normalizeWords(word).join(' ');
-  const [a, b] = [ours.map((word) => key(word.word)), heard.map((word) => key(word.word))];
-  const table = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i -= 1) {
-    for (let j = b.length - 1; j >= 0; j -= 1) {
-      const row = table[i] as number[];
-      row[j] = a[i] !== '' && a[i] === b[j] ? (table[i + 1]?.[j + 1] ?? 0) + 1 : Math.max(table[i + 1]?.[j] ?? 0, row[j + 1] ?? 0);
-    }
-  }
-  const found: Array<[TimedWord, HeardWord]> = [];
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
-    if (a[i] !== '' && a[i] === b[j]) found.push([ours[i++] as TimedWord, heard[j++] as HeardWord]);
-    else if ((table[i + 1]?.[j] ?? 0) >= (table[i]?.[j + 1] ?? 0)) i += 1;
-    else j += 1;
-  }
-  return found;
-}
-
-const median = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 describe.runIf(available)('Kokoro judged by Whisper base and DNSMOS P.808', () => {
   // Caches off: each reading is synthesized anew.
@@ -96,7 +69,7 @@ describe.runIf(available)('Kokoro judged by Whisper base and DNSMOS P.808', () =
 
   it(`${ENGLISH}: each word's start within 150 ms (median) of where Whisper hears it`, { timeout: 120_000 }, async () => {
     const kokoro = await heard(ENGLISH_TEXT, ENGLISH, { language: 'en', words: true });
-    const matched = pairs(kokoro.ours, kokoro.words);
+    const matched = heardPairs(kokoro.ours, kokoro.words);
     // Most of the paragraph's words are matched (Whisper writes some differently: numbers, hyphens).
     expect(matched.length).toBeGreaterThan(kokoro.ours.length * 0.8);
     const offsets = matched.map(([ours, whisper]) => Math.abs(ours.start - whisper.start));

@@ -44,6 +44,35 @@ interface Answer {
 }
 
 /** One judge process, the model loaded once; requests are answered one at a time, in order. */
+/** A word as voxreel times it (`/tts` with `timestamps`). */
+export interface TimedWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+/** Our words and Whisper's, paired where their spellings agree, in order (a longest common subsequence). */
+export function heardPairs<T extends Pick<TimedWord, 'word'>>(ours: readonly T[], heard: readonly HeardWord[]): Array<[T, HeardWord]> {
+  const key = (word: string) => normalizeWords(word).join(' ');
+  const [a, b] = [ours.map((word) => key(word.word)), heard.map((word) => key(word.word))];
+  const table = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i -= 1) {
+    for (let j = b.length - 1; j >= 0; j -= 1) {
+      const row = table[i] as number[];
+      row[j] = a[i] !== '' && a[i] === b[j] ? (table[i + 1]?.[j + 1] ?? 0) + 1 : Math.max(table[i + 1]?.[j] ?? 0, row[j + 1] ?? 0);
+    }
+  }
+  const found: Array<[T, HeardWord]> = [];
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i] !== '' && a[i] === b[j]) found.push([ours[i++] as T, heard[j++] as HeardWord]);
+    else if ((table[i + 1]?.[j] ?? 0) >= (table[i]?.[j + 1] ?? 0)) i += 1;
+    else j += 1;
+  }
+  return found;
+}
+
+export const median = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? Number.NaN;
+
 export class Judge {
   private readonly answers: ((answer: Answer) => void)[] = [];
 

@@ -1,6 +1,7 @@
 // Kokoro's phonemes → inferences → audio, with the samples each word of the text takes (host side).
 import type { KokoroInference } from './model.js';
 import { SAMPLES_PER_FRAME } from './model.js';
+import { KOKORO_ONSET_FRAMES } from '../word-onsets.js';
 import type { KokoroPhonemized } from './phonemes/types.js';
 import type { SpokenWordSpan } from './protocol.js';
 import { tokenRuns, type TokenRun } from './tokens.js';
@@ -60,7 +61,10 @@ function toPcm(pieces: readonly Float32Array[]): Int16Array {
   return concatSamples(pieces.map((piece) => Int16Array.from(piece, (value) => Math.round(Math.max(-1, Math.min(1, value)) * 32767))));
 }
 
-/** Where each token of a run starts in its audio (samples), and where the last ends: frames × 600, scaled to the audio's length. */
+/**
+ * Where each token of a run is heard to start in its audio (samples), and where the last ends: frames × 600, scaled
+ * to the audio's length, KOKORO_ONSET_FRAMES earlier (the audio runs that far ahead of its frames: word-onsets.ts).
+ */
 function tokenStarts(run: TokenRun, inferred: KokoroInference): Float64Array | undefined {
   const { frames, audio } = inferred;
   if (!frames) return undefined;
@@ -69,8 +73,9 @@ function tokenStarts(run: TokenRun, inferred: KokoroInference): Float64Array | u
   // frames[0] is the leading pad's.
   const starts = new Float64Array(run.ids.length + 1);
   let at = (frames[0] ?? 0) * SAMPLES_PER_FRAME * scale;
+  const ahead = KOKORO_ONSET_FRAMES * SAMPLES_PER_FRAME * scale;
   for (let token = 0; token <= run.ids.length; token++) {
-    starts[token] = at;
+    starts[token] = Math.max(0, at - ahead);
     at += (frames[token + 1] ?? 0) * SAMPLES_PER_FRAME * scale;
   }
   return starts;

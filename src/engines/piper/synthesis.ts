@@ -5,6 +5,7 @@ import type { PhonemeSpan } from '../types.js';
 import { spokenIpa } from '../spoken-ipa.js';
 import type { PiperModelSpec, SpokenWordSpan } from './protocol.js';
 import { BOS, EOS, PAD } from './voice-config.js';
+import { withoutOverlap } from '../word-onsets.js';
 import { concatSamples } from '../wav.js';
 
 /** Ids per inference at most: its memory grows with them (400 ids ≈ 340 MB at peak, 1000 ≈ 700 MB). */
@@ -110,12 +111,15 @@ class WordSpans {
     this.ends[word] = Number.isNaN(this.ends[word] ?? Number.NaN) ? end : Math.max(this.ends[word] ?? end, end);
   }
 
+  /** The words in order, none starting before the one before it ends (an onset moved into a word said run together with it). */
   list(): SpokenWordSpan[] {
-    return this.offsets.flatMap((textOffset, word) => {
-      const start = this.starts[word] ?? Number.NaN;
-      const end = this.ends[word] ?? Number.NaN;
-      return Number.isNaN(start) ? [] : [{ textOffset, start: Math.round(start), end: Math.round(end) }];
-    });
+    return withoutOverlap(
+      this.offsets.flatMap((textOffset, word) => {
+        const start = this.starts[word] ?? Number.NaN;
+        const end = this.ends[word] ?? Number.NaN;
+        return Number.isNaN(start) ? [] : [{ textOffset, start: Math.round(start), end: Math.round(end) }];
+      }),
+    );
   }
 }
 
@@ -126,6 +130,7 @@ class WordSpans {
  */
 export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: string, options: SpeakOptions): Promise<Spoken> {
   const { phonemeIds } = model.spec;
+  const padLength = (phonemeIds[PAD] ?? []).length;
   const { sentences, wordOffsets } = withPhonemes(phonemizer.phonemize(text, model.spec.espeakVoice), options.phonemes ?? []);
   const scales: Scales = { ...model.spec.scales, length: options.lengthScale };
   const stop = new AbortController();
@@ -158,8 +163,10 @@ export async function speak(phonemizer: Phonemizer, model: VoiceModel, text: str
           const idStarts = new Float64Array(ids.length + 1);
           frames.forEach((count, at) => (idStarts[at + 1] = (idStarts[at] ?? 0) + count * perFrame));
           const at = offset + length;
+          // A phoneme is heard from the blank (PAD) before its ids: VITS sounds its onset there (word-onsets.ts).
+          const onset = (first: number) => idStarts[Math.max(0, first - padLength)] ?? 0;
           spans.forEach(([first, end], position) => {
-            if (first >= 0) words.add(wordOf[from + position] ?? -1, at + (idStarts[first] ?? 0), at + (idStarts[end] ?? 0));
+            if (first >= 0) words.add(wordOf[from + position] ?? -1, at + onset(first), at + (idStarts[end] ?? 0));
           });
         } else {
           timed = false;
