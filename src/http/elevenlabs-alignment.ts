@@ -119,13 +119,13 @@ export interface TimedPart {
 /**
  * A dialogue's characters timed as they are streamed (StreamedAlignment), with the voice segments of each part handed
  * out: each turn's share of that part, its characters numbered in the whole dialogue. `spansOf` gives each turn's
- * [offset, end) in the written text (UTF-16), once that text is known.
+ * [offset, end) in the written text (UTF-16), told once with the text.
  */
 export class DialogueAlignment {
   private readonly characters = new StreamedAlignment();
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
-  private text = '';
+  /** Characters handed out before the part being taken. */
+  private given = 0;
+  /** The turns' spans in code points of the written text, once it is known. */
   private spans: Array<{ from: number; to: number }> | undefined;
 
   constructor(
@@ -134,39 +134,24 @@ export class DialogueAlignment {
   ) {}
 
   add(words: ReadonlyArray<Pick<SpokenWord, 'offset' | 'length' | 'start' | 'end'>>, text: string): void {
+    const count = (end: number) => [...text.slice(0, end)].length;
+    this.spans ??= this.spansOf(text).map((span) => ({ from: count(span.offset), to: count(span.end) }));
     this.characters.add(words, text);
-    this.text = text;
   }
 
   take(final = false): TimedPart & { voice_segments: VoiceSegment[] } {
     const part = this.characters.take(final);
-    const from = this.starts.length;
-    this.starts.push(...part.character_start_times_seconds);
-    this.ends.push(...part.character_end_times_seconds);
-    const to = this.starts.length;
-    const segments = from === to ? [] : this.codePointSpans().flatMap((span, index) => this.segment(index, Math.max(span.from, from), Math.min(span.to, to)));
-    return { alignment: part, normalized_alignment: part, voice_segments: segments };
-  }
-
-  private segment(index: number, from: number, to: number): VoiceSegment[] {
-    if (from >= to) return [];
-    return [
-      {
-        voice_id: this.voiceIds[index] as string,
-        start_time_seconds: this.starts[from] as number,
-        end_time_seconds: this.ends[to - 1] as number,
-        character_start_index: from,
-        character_end_index: to,
-        dialogue_input_index: index,
-      },
-    ];
-  }
-
-  /** The turns' spans in code points of the written text. */
-  private codePointSpans(): Array<{ from: number; to: number }> {
-    if (this.spans) return this.spans;
-    const count = (end: number) => [...this.text.slice(0, end)].length;
-    this.spans = this.spansOf(this.text).map((span) => ({ from: count(span.offset), to: count(span.end) }));
-    return this.spans;
+    const from = this.given;
+    this.given += part.characters.length;
+    // A turn's share of this part, timed by the part's own characters (at `index - from`).
+    const voice_segments = (this.spans ?? []).flatMap((span, index): VoiceSegment[] => {
+      const [first, end] = [Math.max(span.from, from), Math.min(span.to, this.given)];
+      if (first >= end) return [];
+      const voice_id = this.voiceIds[index] as string;
+      const start_time_seconds = part.character_start_times_seconds[first - from] as number;
+      const end_time_seconds = part.character_end_times_seconds[end - 1 - from] as number;
+      return [{ voice_id, start_time_seconds, end_time_seconds, character_start_index: first, character_end_index: end, dialogue_input_index: index }];
+    });
+    return { alignment: part, normalized_alignment: part, voice_segments };
   }
 }

@@ -42,6 +42,11 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
     }
     return low;
   };
+  /** The first token starting at or after `offset`. */
+  const tokenFrom = (offset: number) => {
+    const index = tokenAt(offset);
+    return (tokens[index]?.offset ?? offset) >= offset ? index : index + 1;
+  };
   const time = (index: number, start: number, end: number) => {
     starts[index] = Math.min(starts[index] ?? start, start);
     ends[index] = Math.max(ends[index] ?? end, end);
@@ -79,9 +84,8 @@ export function timedWords(text: string, speech: Speech): SpokenWord[] {
   // sentence's tokens found from the first at or after its offset (tokens are in text order: no scan of them all).
   for (const sentence of speech.sentences) {
     const end = sentence.textOffset + sentence.textLength;
-    const at = tokenAt(sentence.textOffset);
     const inside: number[] = [];
-    for (let index = (tokens[at]?.offset ?? end) >= sentence.textOffset ? at : at + 1; index < tokens.length && (tokens[index] as Token).offset < end; index++) {
+    for (let index = tokenFrom(sentence.textOffset); index < tokens.length && (tokens[index] as Token).offset < end; index++) {
       if (!silent[index]) inside.push(index);
     }
     if (inside.every((index) => starts[index] === undefined)) spread(inside, sentence.start, sentence.end);

@@ -251,7 +251,8 @@ describe('when Redis goes away', () => {
       const queued = await api.app.inject({ method: 'POST', url: '/tts', payload: { text: 'Waits for a worker.', voice: VOICE, async: true } });
       expect(queued.statusCode).toBe(202);
       const location = queued.headers.location as string;
-      // A stall longer than the state connection's second, shorter than the queue's 3 s: a job's view waits it out.
+      // A stall shorter than the view's 3 s bound is waited out, not answered 503 (the view's first read, the job
+      // itself, waits on the queue's connection whichever connection its later reads use: this does not tell them apart).
       redis.pause();
       const resumed = setTimeout(() => redis.resume(), 1500);
       const waited = await api.app.inject({ method: 'GET', url: location });
